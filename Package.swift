@@ -1,0 +1,67 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "flapboard",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "flapd", targets: ["flapd"]),
+        .executable(name: "flapbench", targets: ["flapbench"]),
+        .library(name: "FlapCore", targets: ["FlapCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // System libraries: one header shim each, nothing else.
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+
+        // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
+        .target(name: "FlapCore"),
+        // The conductor: a real-time thread firing flip events at absolute deadlines.
+        .target(name: "FlapTiming", dependencies: ["FlapCore"]),
+        // The virtual board on a terminal (ANSI) or as plain text frames.
+        .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
+        // Config, board runtime, local HTTP API, service lifecycle.
+        .target(
+            name: "FlapDaemon",
+            dependencies: [
+                "FlapCore", "FlapTiming", "FlapTerminal",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "flapd",
+            dependencies: [
+                "FlapDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "flapbench",
+            dependencies: [
+                "FlapCore", "FlapTiming",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Unit tests, one target per module.
+        .testTarget(name: "FlapCoreTests", dependencies: ["FlapCore"]),
+        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming"]),
+        .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
+        .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA"]),
+        // End-to-end: the real flapd executable as a process, over real loopback HTTP.
+        .testTarget(name: "EndToEndTests", dependencies: ["flapd"]),
+    ]
+)

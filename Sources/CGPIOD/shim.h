@@ -1,0 +1,3 @@
+// Thin shim over <gpiod.h> (libgpiod-dev). Nothing but the include lives here.
+#pragma once
+#include <gpiod.h>

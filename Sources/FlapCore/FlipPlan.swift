@@ -1,0 +1,110 @@
+/// The motion of one module in a transition: `flips` flips of `direction` from drum index
+/// `from`, the first starting `start` nanoseconds after the transition's t0.
+public struct ModuleMove: Hashable, Sendable {
+    public var row: Int32
+    public var col: Int32
+    public var from: UInt8
+    public var to: UInt8
+    public var flips: Int32
+    /// +1 forward, −1 backward.
+    public var direction: Int8
+    public var start: Int64
+
+    /// When the k-th flip starts.
+    @inline(__always)
+    public func flipStart(_ k: Int, flip: Int64) -> Int64 { start + Int64(k) * flip }
+    /// The 90° instant of the k-th flip: where its clack sounds and the new glyph shows.
+    @inline(__always)
+    public func clack(_ k: Int, flip: Int64) -> Int64 { start + Int64(k) * flip + flip / 2 }
+    /// When the last flip ends.
+    public func end(flip: Int64) -> Int64 { start + Int64(flips) * flip }
+    /// The drum index shown after the k-th flip.
+    public func position(afterFlip k: Int, drumCount: Int) -> Int {
+        ((Int(from) + Int(direction) * (k + 1)) % drumCount + drumCount) % drumCount
+    }
+}
+
+/// Where one module is when a transition is planned: the drum index it shows (counting a flip in
+/// progress as done), and the offset from t0 at which it is free to move (when that flip ends).
+public struct ModuleState: Hashable, Sendable {
+    public var position: UInt8
+    public var readyAt: Int64
+
+    public init(position: UInt8, readyAt: Int64 = 0) {
+        self.position = position
+        self.readyAt = readyAt
+    }
+}
+
+/// Every moving module's flips for one transition of a board. Modules whose glyph does not
+/// change are not in it.
+public struct FlipPlan: Sendable {
+    public let rows: Int
+    public let cols: Int
+    public let drum: Drum
+    public let timing: FlipTiming
+    /// Moving modules in row-major order.
+    public let moves: [ModuleMove]
+
+    /// From t0 to the end of the last flip (0 when nothing moves).
+    public var duration: Int64 { moves.reduce(0) { max($0, $1.end(flip: timing.flip)) } }
+    /// The number of flips, which is also the number of clacks.
+    public var flipCount: Int { moves.reduce(0) { $0 + Int($1.flips) } }
+}
+
+/// Plans transitions: pure arithmetic from module states and a target to a `FlipPlan`.
+public enum Planner {
+    /// Plans the change of a rows × cols board from `states` (row-major) to the drum indices of
+    /// `target` (row-major). A module starts at its cascade instant, or when it is ready if later.
+    public static func plan(
+        rows: Int, cols: Int, from states: [ModuleState], to target: [UInt8],
+        drum: Drum, timing: FlipTiming, motion: Motion
+    ) -> FlipPlan {
+        precondition(states.count == rows * cols && target.count == rows * cols, "plan: size mismatch")
+        let n = drum.count
+        var moves: [ModuleMove] = []
+        moves.reserveCapacity(rows * cols)
+        var i = 0
+        for r in 0..<rows {
+            let rowOffset = Int64(r) * timing.rowStagger
+            for c in 0..<cols {
+                let from = Int(states[i].position), to = Int(target[i])
+                let forward = (to - from + n) % n
+                if forward != 0 {
+                    var flips = forward, direction: Int8 = 1
+                    if motion == .shortest, n - forward < forward { flips = n - forward; direction = -1 }
+                    let cascade = rowOffset + Int64(c) * timing.columnStagger
+                    moves.append(ModuleMove(
+                        row: Int32(r), col: Int32(c), from: UInt8(from), to: UInt8(to),
+                        flips: Int32(flips), direction: direction, start: max(cascade, states[i].readyAt)))
+                }
+                i += 1
+            }
+        }
+        return FlipPlan(rows: rows, cols: cols, drum: drum, timing: timing, moves: moves)
+    }
+
+    /// Plans from glyph frames; every glyph of both frames must be on the drum (a `GlyphMapper`
+    /// guarantees that for what it produced). Nil when one is not.
+    public static func plan(from current: Frame, to target: Frame, drum: Drum, timing: FlipTiming,
+                            motion: Motion) -> FlipPlan? {
+        guard current.rows == target.rows, current.cols == target.cols,
+              let states = drum.indices(of: current), let goal = drum.indices(of: target) else { return nil }
+        return plan(rows: current.rows, cols: current.cols,
+                    from: states.map { ModuleState(position: $0) }, to: goal,
+                    drum: drum, timing: timing, motion: motion)
+    }
+}
+
+extension Drum {
+    /// The drum index of every glyph of a frame, or nil when one is not on the drum.
+    public func indices(of frame: Frame) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(frame.glyphs.count)
+        for g in frame.glyphs {
+            guard let i = index(of: g) else { return nil }
+            out.append(UInt8(i))
+        }
+        return out
+    }
+}

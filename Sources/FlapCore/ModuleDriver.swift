@@ -1,0 +1,36 @@
+/// One flip as the conductor fired it.
+public struct FlipEvent: Sendable {
+    /// Index of the board in the conductor.
+    public var board: Int
+    public var row: Int
+    public var col: Int
+    /// Which flip of the module's move (0-based).
+    public var flip: Int
+    /// The glyph shown once this flip passes 90°.
+    public var glyph: Glyph
+    /// Serial number of the board's transition this flip belongs to.
+    public var transition: Int
+    /// Monotonic nanoseconds: when the transition started, when this flip's 90° instant was
+    /// planned, and when the conductor fired it.
+    public var transitionStart: Int64
+    public var planned: Int64
+    public var actual: Int64
+
+    public init(board: Int, row: Int, col: Int, flip: Int, glyph: Glyph, transition: Int,
+                transitionStart: Int64, planned: Int64, actual: Int64) {
+        self.board = board; self.row = row; self.col = col; self.flip = flip; self.glyph = glyph
+        self.transition = transition; self.transitionStart = transitionStart
+        self.planned = planned; self.actual = actual
+    }
+}
+
+/// An output of the conductor: the virtual board, GPIO modules, a serial bus, a trace.
+///
+/// Both calls come from the conductor's real-time thread: they must return quickly and never
+/// block on I/O (hand the work to a thread of the driver's own).
+public protocol ModuleDriver: AnyObject, Sendable {
+    /// A flip reached its 90° point.
+    func flip(_ event: FlipEvent)
+    /// Every module of a board has finished its flips; `frame` is what it now shows.
+    func settled(board: Int, transition: Int, frame: Frame)
+}

@@ -1,0 +1,45 @@
+import FlapCore
+
+/// Escape sequences that draw a board at the top of a terminal, one 3-column cell per module,
+/// and update single cells in place. Pure: it returns bytes; `VirtualBoard` writes them.
+struct ANSIBoard {
+    let rows: Int
+    let cols: Int
+
+    private static let esc = "\u{1B}["
+    private static let frameColour = "\u{1B}[38;2;70;70;70m\u{1B}[48;2;8;8;8m"
+
+    /// Clears the screen, draws the frame and every cell, and confines later output (logs) to
+    /// the lines below the board.
+    func setUp(_ frame: Frame, terminalHeight: Int) -> String {
+        var out = "\(Self.esc)2J\(Self.esc)H"
+        let bar = String(repeating: "\u{2500}", count: cols * 3)
+        out += Self.frameColour + "\u{256D}" + bar + "\u{256E}\(Self.esc)0m\n"
+        for r in 0..<rows {
+            out += Self.frameColour + "\u{2502}"
+            for c in 0..<cols { out += cellBody(frame[r, c], row: r, col: c) }
+            out += Self.frameColour + "\u{2502}\(Self.esc)0m\n"
+        }
+        out += Self.frameColour + "\u{2570}" + bar + "\u{256F}\(Self.esc)0m\n"
+        if terminalHeight > rows + 3 { out += "\(Self.esc)\(rows + 3);\(terminalHeight)r\(Self.esc)\(rows + 3);1H" }
+        return out
+    }
+
+    /// Redraws one cell, keeping the cursor where the logs write.
+    func cell(_ glyph: Glyph, row: Int, col: Int) -> String {
+        "\u{1B}7\(Self.esc)\(row + 2);\(col * 3 + 2)H" + cellBody(glyph, row: row, col: col) + "\(Self.esc)0m\u{1B}8"
+    }
+
+    /// Gives the whole screen back to the terminal, cursor below the board.
+    func tearDown() -> String { "\(Self.esc)r\(Self.esc)\(rows + 3);1H\(Self.esc)0m" }
+
+    private func cellBody(_ glyph: Glyph, row: Int, col: Int) -> String {
+        if let chip = glyph.chip {
+            let (r, g, b) = chip.rgb
+            return "\(Self.esc)48;2;\(r);\(g);\(b)m   "
+        }
+        // Neighbouring modules alternate two dark greys so that each flap reads on its own.
+        let shade = (row + col) % 2 == 0 ? 28 : 36
+        return "\(Self.esc)48;2;\(shade);\(shade);\(shade)m\(Self.esc)1;38;2;245;245;245m \(glyph.text) "
+    }
+}

@@ -1,0 +1,20 @@
+import FlapCore
+
+/// A frame as plain text: a `+----+` border line, one `|…|` line per row of exactly `cols`
+/// characters (blanks as spaces, colour chips as r o y g b v w k, `#` for filled), a border line.
+public enum PlainFrame {
+    public static func render(_ frame: Frame) -> String {
+        let border = "+" + String(repeating: "-", count: frame.cols) + "+"
+        var lines = [border]
+        for r in 0..<frame.rows {
+            lines.append("|" + String((0..<frame.cols).map { character(frame[r, $0]) }) + "|")
+        }
+        lines.append(border)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The single character that stands for a glyph in a plain frame.
+    public static func character(_ glyph: Glyph) -> Character {
+        glyph.chip?.letter ?? glyph.text.first!
+    }
+}

@@ -1,0 +1,127 @@
+import FlapCore
+import Foundation
+import Synchronization
+
+/// Plays flip plans in real time. A dedicated thread sleeps to absolute deadlines on
+/// CLOCK_MONOTONIC and fires every flip at its 90° instant to the drivers; boards keep the
+/// position of every module as the flips actually fired, so that a new target re-plans from
+/// where each module physically is (a flip in progress finishes first).
+public final class Conductor: Sendable {
+    /// One board the conductor drives.
+    public struct Board: Sendable {
+        public var rows: Int
+        public var cols: Int
+        public var drum: Drum
+        public var timing: FlipTiming
+        public var motion: Motion
+        public init(rows: Int, cols: Int, drum: Drum, timing: FlipTiming, motion: Motion) {
+            self.rows = rows; self.cols = cols; self.drum = drum; self.timing = timing; self.motion = motion
+        }
+    }
+
+    /// Real-time options of the conductor's thread.
+    public struct Realtime: Sendable {
+        /// SCHED_FIFO priority 1…99, or nil to stay SCHED_OTHER.
+        public var priority: Int32?
+        /// mlockall(MCL_CURRENT | MCL_FUTURE) so that no page fault delays a flip.
+        public var lockMemory: Bool
+        public init(priority: Int32? = nil, lockMemory: Bool = false) {
+            self.priority = priority; self.lockMemory = lockMemory
+        }
+    }
+
+    private let state: Mutex<ConductorState>
+    private let drivers: [any ModuleDriver]
+    private let wake = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
+    /// Longest sleep before the thread looks at the timeline again; every new plan's first
+    /// event lies at least half a flip (≥ 25 ms) ahead, so nothing is missed.
+    static let horizon: Int64 = 10_000_000
+
+    /// A conductor for these boards (indexed in this order), all blank at first, firing to these
+    /// drivers. Call `start` to begin.
+    public init(boards: [Board], drivers: [any ModuleDriver]) {
+        self.drivers = drivers
+        self.state = Mutex(ConductorState(tracks: boards.map { Track(board: $0) }))
+    }
+
+    /// Starts the real-time thread. Returns the warnings of real-time options that could not be
+    /// applied (the conductor runs regardless).
+    public func start(realtime: Realtime = Realtime()) -> [String] {
+        let ready = DispatchSemaphore(value: 0)
+        let warnings = Mutex<[String]>([])
+        let thread = Thread { [self] in
+            warnings.withLock { $0 = RealtimeSetup.apply(realtime) }
+            ready.signal()
+            run()
+            exited.signal()
+        }
+        thread.name = "conductor"
+        thread.stackSize = 1 << 20
+        thread.start()
+        ready.wait()
+        return warnings.withLock { $0 }
+    }
+
+    /// Stops the thread after the flips already due; pending flips are dropped.
+    public func stop() {
+        state.withLock { $0.running = false }
+        wake.signal()
+        exited.wait()
+    }
+
+    /// Sets a new target for a board, given as drum indices (row-major), and returns the plan:
+    /// from where every module is now, starting at `start` (monotonic ns, default now).
+    @discardableResult
+    public func play(board: Int, target: [UInt8], start: Int64? = nil) -> FlipPlan {
+        let (plan, nothingMoves, frame, transition, signal) = state.withLock { s in
+            let t0 = start ?? MonotonicClock.now()
+            let plan = s.replan(board: board, target: target, t0: t0)
+            let track = s.tracks[board]
+            let signal = s.idle && track.pending > 0
+            if signal { s.idle = false }
+            return (plan, track.pending == 0, track.frame, track.transition, signal)
+        }
+        if signal { wake.signal() }
+        if nothingMoves { for d in drivers { d.settled(board: board, transition: transition, frame: frame) } }
+        return plan
+    }
+
+    /// What the board shows now (flips fired so far).
+    public func frame(board: Int) -> Frame { state.withLock { $0.tracks[board].frame } }
+
+    /// Whether the board has flips still to fire.
+    public func isMoving(board: Int) -> Bool { state.withLock { $0.tracks[board].pending > 0 } }
+
+    /// Lateness of every event fired so far.
+    public var lateness: LatenessSummary { state.withLock { $0.histogram.summary } }
+
+    private func run() {
+        var fired: [FlipEvent] = []
+        var settled: [(Int, Int, Frame)] = []
+        fired.reserveCapacity(256)
+        while true {
+            let next: Int64? = state.withLock { s in
+                guard s.running else { return -1 }
+                if let first = s.heap.first { return first.instant }
+                s.idle = true
+                return nil
+            }
+            guard let next else { wake.wait(); continue }
+            if next < 0 { return }
+            let now = MonotonicClock.now()
+            if next > now {
+                MonotonicClock.sleep(until: min(next, now + Conductor.horizon))
+                if next > now + Conductor.horizon { continue }
+            }
+            let actual = MonotonicClock.now()
+            state.withLock { s in s.fire(upTo: actual, into: &fired, settled: &settled) }
+            for event in fired { for d in drivers { d.flip(event) } }
+            for (board, transition, frame) in settled {
+                for d in drivers { d.settled(board: board, transition: transition, frame: frame) }
+            }
+            fired.removeAll(keepingCapacity: true)
+            settled.removeAll(keepingCapacity: true)
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import FlapCore
+
+/// The next flip of one moving module.
+struct TimedFlip {
+    var instant: Int64
+    var board: Int32
+    var module: Int32
+    var flip: Int32
+    var remaining: Int32
+    var direction: Int8
+}
+
+/// A board as the conductor sees it.
+struct Track {
+    var board: Conductor.Board
+    /// Drum index each module shows, as flips fired.
+    var positions: [UInt8]
+    /// When each module's last fired flip ends (monotonic ns).
+    var busyUntil: [Int64]
+    var pending = 0
+    var transition = 0
+    var transitionStart: Int64 = 0
+
+    init(board: Conductor.Board) {
+        self.board = board
+        positions = Array(repeating: 0, count: board.rows * board.cols)
+        busyUntil = Array(repeating: 0, count: board.rows * board.cols)
+    }
+
+    var frame: Frame {
+        var f = Frame(rows: board.rows, cols: board.cols)
+        for (i, p) in positions.enumerated() { f[i / board.cols, i % board.cols] = board.drum.glyphs[Int(p)] }
+        return f
+    }
+}
+
+struct ConductorState: ~Copyable {
+    var tracks: [Track]
+    var heap = MinHeap()
+    var histogram = LatenessHistogram()
+    var running = true
+    var idle = false
+
+    init(tracks: [Track]) { self.tracks = tracks }
+
+    /// Replaces the board's pending flips by a plan from where its modules are at t0.
+    mutating func replan(board b: Int, target: [UInt8], t0: Int64) -> FlipPlan {
+        var track = tracks[b]
+        let flip = track.board.timing.flip
+        var states = zip(track.positions, track.busyUntil).map { p, busy in
+            ModuleState(position: p, readyAt: max(0, busy - t0))
+        }
+        var kept = 0
+        heap.removeAll { e in
+            guard Int(e.board) == b else { return false }
+            let m = Int(e.module)
+            let flipStart = e.instant - flip / 2
+            if flipStart <= t0 {
+                // In progress: it finishes, and the module plans on from the flap it reaches.
+                e.remaining = 0
+                let n = track.board.drum.count
+                states[m] = ModuleState(position: UInt8((Int(track.positions[m]) + Int(e.direction) + n) % n),
+                                        readyAt: flipStart + flip - t0)
+                kept += 1
+                return false
+            }
+            states[m].readyAt = max(0, flipStart - t0)
+            return true
+        }
+        let plan = Planner.plan(rows: track.board.rows, cols: track.board.cols, from: states, to: target,
+                                drum: track.board.drum, timing: track.board.timing, motion: track.board.motion)
+        for move in plan.moves {
+            heap.push(TimedFlip(instant: t0 + move.clack(0, flip: flip), board: Int32(b),
+                                module: move.row * Int32(track.board.cols) + move.col,
+                                flip: 0, remaining: move.flips - 1, direction: move.direction))
+        }
+        track.pending = kept + plan.moves.count
+        track.transition += 1
+        track.transitionStart = t0
+        tracks[b] = track
+        return plan
+    }
+
+    /// Fires every flip due at `now`, advancing positions; collects the events and the boards
+    /// that settled.
+    mutating func fire(upTo now: Int64, into events: inout [FlipEvent], settled: inout [(Int, Int, Frame)]) {
+        while let e = heap.first, e.instant <= now {
+            heap.popFirst()
+            let b = Int(e.board), m = Int(e.module)
+            let flip = tracks[b].board.timing.flip
+            let n = tracks[b].board.drum.count
+            let position = (Int(tracks[b].positions[m]) + Int(e.direction) + n) % n
+            tracks[b].positions[m] = UInt8(position)
+            tracks[b].busyUntil[m] = e.instant + flip / 2
+            histogram.record(now - e.instant)
+            let cols = tracks[b].board.cols
+            events.append(FlipEvent(
+                board: b, row: m / cols, col: m % cols, flip: Int(e.flip),
+                glyph: tracks[b].board.drum.glyphs[position], transition: tracks[b].transition,
+                transitionStart: tracks[b].transitionStart, planned: e.instant, actual: now))
+            if e.remaining > 0 {
+                var next = e
+                next.instant += flip
+                next.flip += 1
+                next.remaining -= 1
+                heap.push(next)
+            } else {
+                tracks[b].pending -= 1
+                if tracks[b].pending == 0 { settled.append((b, tracks[b].transition, tracks[b].frame)) }
+            }
+        }
+    }
+}
