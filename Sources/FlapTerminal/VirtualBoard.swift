@@ -4,44 +4,65 @@ import Glibc
 import FlapCore
 import FlapTiming
 
-/// The virtual board on a terminal: a `ModuleDriver` that shows one board of the conductor.
+/// The virtual boards on a terminal: a `ModuleDriver` that shows boards of the conductor.
 ///
-/// `.live` draws the board in place with ANSI colours and shows every flip at its instant;
-/// `.plain` prints a text frame (`PlainFrame`) each time the board settles. Writing happens on a
-/// thread of its own, never on the conductor's.
+/// `.live` draws the boards in place, one under the other, with ANSI colours, and shows every
+/// flip at its instant; logs scroll below them. `.plain` prints a text frame (`PlainFrame`) each
+/// time a board settles, after a `[id]` line when there is more than one board. Writing happens
+/// on a thread of its own, never on the conductor's.
 public final class VirtualBoard: ModuleDriver {
     public enum Style: Sendable { case live, plain }
 
-    private enum Output: Sendable {
-        case text(String)
-        case cell(Glyph, row: Int, col: Int)
-        case settled(Frame)
+    /// One board to show: its index in the conductor, its size and its name.
+    public struct Shown: Sendable {
+        public var board: Int
+        public var rows: Int
+        public var cols: Int
+        public var id: String
+        public init(board: Int, rows: Int, cols: Int, id: String) {
+            self.board = board; self.rows = rows; self.cols = cols; self.id = id
+        }
     }
 
-    private let board: Int
+    private enum Output: Sendable {
+        case text(String)
+        case cell(Int, Glyph, row: Int, col: Int)
+        case settled(Int, Frame)
+    }
+
     private let style: Style
     private let queue: OutputQueue<Output>
-    private let ansi: ANSIBoard
+    /// The screen layout of each shown board, by conductor index.
+    private let screens: [Int: ANSIBoard]
+    private let reserved: Int
 
-    /// A virtual board for conductor board `board`, writing to file descriptor `fd`.
-    public init(board: Int, rows: Int, cols: Int, style: Style, fd: Int32 = 1) {
-        self.board = board
+    /// Shows these boards on file descriptor `fd` (stdout by default).
+    public init(_ shown: [Shown], style: Style, fd: Int32 = 1) {
         self.style = style
-        let ansi = ANSIBoard(rows: rows, cols: cols)
-        self.ansi = ansi
-        queue = OutputQueue(name: "virtual-board") { items in
+        var screens: [Int: ANSIBoard] = [:]
+        var line = 0
+        for s in shown {
+            screens[s.board] = ANSIBoard(rows: s.rows, cols: s.cols, top: line)
+            line += s.rows + 2
+        }
+        self.screens = screens
+        self.reserved = line
+        let labels = shown.count > 1 ? Dictionary(uniqueKeysWithValues: shown.map { ($0.board, "[\($0.id)]\n") }) : [:]
+        queue = OutputQueue(name: "virtual-board") { [screens] items in
             var out = ""
             for item in items {
                 switch item {
                 case .text(let s): out += s
-                case .cell(let g, let r, let c): out += ansi.cell(g, row: r, col: c)
-                case .settled(let f): out += PlainFrame.render(f)
+                case .cell(let b, let g, let r, let c): out += screens[b]?.cell(g, row: r, col: c) ?? ""
+                case .settled(let b, let f): out += (labels[b] ?? "") + PlainFrame.render(f)
                 }
             }
             FileOutput.write(out, to: fd)
         }
         if style == .live {
-            queue.push(.text(ansi.setUp(Frame(rows: rows, cols: cols), terminalHeight: FileOutput.terminalHeight(fd))))
+            var out = ANSIBoard.reserve(line, terminalHeight: FileOutput.terminalHeight(fd))
+            for s in shown { out += screens[s.board]!.draw(Frame(rows: s.rows, cols: s.cols)) }
+            queue.push(.text(out + "\u{1B}[\(line + 1);1H"))
         }
     }
 
@@ -49,37 +70,18 @@ public final class VirtualBoard: ModuleDriver {
     public static func isTerminal(_ fd: Int32 = 1) -> Bool { isatty(fd) == 1 }
 
     public func flip(_ event: FlipEvent) {
-        guard style == .live, event.board == board else { return }
-        queue.push(.cell(event.glyph, row: event.row, col: event.col))
+        guard style == .live, screens[event.board] != nil else { return }
+        queue.push(.cell(event.board, event.glyph, row: event.row, col: event.col))
     }
 
     public func settled(board: Int, transition: Int, frame: Frame) {
-        guard style == .plain, board == self.board else { return }
-        queue.push(.settled(frame))
+        guard style == .plain, screens[board] != nil else { return }
+        queue.push(.settled(board, frame))
     }
 
     /// Writes what is queued and gives the terminal back.
     public func finish() {
-        if style == .live { queue.push(.text(ansi.tearDown())) }
+        if style == .live { queue.push(.text(ANSIBoard.release(reserved))) }
         queue.close()
-    }
-}
-
-/// Blocking writes of whole strings to a file descriptor.
-public enum FileOutput {
-    public static func write(_ s: String, to fd: Int32) {
-        var bytes = Array(s.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 { if errno == EINTR { continue }; return }
-            offset += n
-        }
-    }
-
-    static func terminalHeight(_ fd: Int32) -> Int {
-        var size = winsize()
-        guard ioctl(fd, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return 24 }
-        return Int(size.ws_row)
     }
 }

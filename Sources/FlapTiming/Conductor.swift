@@ -70,21 +70,34 @@ public final class Conductor: Sendable {
         exited.wait()
     }
 
-    /// Sets a new target for a board, given as drum indices (row-major), and returns the plan:
-    /// from where every module is now, starting at `start` (monotonic ns, default now).
+    /// A transition the conductor has taken on.
+    public struct Transition: Sendable {
+        /// The plan, in offsets from `start`.
+        public var plan: FlipPlan
+        /// Serial number of the transition on its board (as in `FlipEvent.transition`).
+        public var number: Int
+        /// Monotonic nanoseconds of its t0.
+        public var start: Int64
+    }
+
+    /// Sets a new target for a board, given as drum indices (row-major), and plans it from
+    /// where every module is at `start` (monotonic ns, default now). A flip in progress
+    /// finishes first; flips not yet started are replaced.
     @discardableResult
-    public func play(board: Int, target: [UInt8], start: Int64? = nil) -> FlipPlan {
-        let (plan, nothingMoves, frame, transition, signal) = state.withLock { s in
+    public func play(board: Int, target: [UInt8], start: Int64? = nil) -> Transition {
+        let (transition, nothingMoves, frame, signal) = state.withLock { s in
             let t0 = start ?? MonotonicClock.now()
             let plan = s.replan(board: board, target: target, t0: t0)
             let track = s.tracks[board]
             let signal = s.idle && track.pending > 0
             if signal { s.idle = false }
-            return (plan, track.pending == 0, track.frame, track.transition, signal)
+            return (Transition(plan: plan, number: track.transition, start: t0), track.pending == 0, track.frame, signal)
         }
         if signal { wake.signal() }
-        if nothingMoves { for d in drivers { d.settled(board: board, transition: transition, frame: frame) } }
-        return plan
+        if nothingMoves {
+            for d in drivers { d.settled(board: board, transition: transition.number, frame: frame) }
+        }
+        return transition
     }
 
     /// What the board shows now (flips fired so far).

@@ -7,6 +7,9 @@ enum RealtimeSetup {
     static func apply(_ options: Conductor.Realtime) -> [String] {
         var warnings: [String] = []
         #if canImport(Glibc)
+        // The kernel may defer a sleeper's wake-up by its timer slack (50 µs by default): the
+        // conductor asks for none.
+        _ = prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0)
         if let priority = options.priority {
             var param = sched_param()
             param.sched_priority = priority

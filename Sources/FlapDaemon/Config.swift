@@ -1,0 +1,67 @@
+import FlapCore
+
+/// The daemon's configuration: what a person writes in `flapd.yaml`.
+public struct FlapdConfig: Sendable {
+    public var timing = FlipTiming()
+    public var motion = Motion.forward
+    public var realtime = RealtimeConfig()
+    public var localAPI = LocalAPIConfig()
+    public var boards: [BoardConfig] = [BoardConfig()]
+
+    public init() {}
+
+    /// The board the local API addresses.
+    public var localBoardIndex: Int {
+        localAPI.board.flatMap { id in boards.firstIndex { $0.id == id } } ?? 0
+    }
+}
+
+/// Real-time scheduling of the conductor's thread.
+public struct RealtimeConfig: Sendable {
+    /// 0: normal scheduling; 1…99: SCHED_FIFO at that priority.
+    public var priority = 0
+    public var lockMemory = false
+    public init() {}
+}
+
+/// The Vestaboard-compatible local HTTP API.
+public struct LocalAPIConfig: Sendable {
+    public var enabled = true
+    public var bind = "127.0.0.1"
+    public var port = 7000
+    /// The key clients must send in `X-Vestaboard-Local-Api-Key`; nil: no key needed.
+    public var key: String?
+    /// The id of the board it addresses; nil: the first.
+    public var board: String?
+    public init() {}
+}
+
+/// Where a board's moves go.
+public enum OutputKind: String, Sendable, CaseIterable {
+    /// The virtual board on stdout.
+    case virtual
+}
+
+/// One board.
+public struct BoardConfig: Sendable {
+    public var id = "wall"
+    public var rows = 6
+    public var cols = 22
+    public var drum = Drum.standard
+    public var output = OutputKind.virtual
+    public var motion = Motion.forward
+    public var timing = FlipTiming()
+    public var layout = Layout()
+    public var substitutes: [String: Glyph] = [:]
+    public var fallback = Glyph.blank
+
+    public init() {}
+
+    /// Plans this board's change between two frames of its own mapper's glyphs.
+    public func plan(from: Frame, to: Frame) -> FlipPlan {
+        Planner.plan(from: from, to: to, drum: drum, timing: timing, motion: motion)!
+    }
+
+    /// The mapper from message text to this board's drum.
+    public var mapper: GlyphMapper { GlyphMapper(drum: drum, substitutes: substitutes, fallback: fallback) }
+}

@@ -1,0 +1,157 @@
+import FlapCore
+import Foundation
+import Yams
+
+/// Reads and validates `flapd.yaml`. YAML is read with Yams directly (the parser behind
+/// swift-configuration's YAML provider) because a board config is a list of mappings, which
+/// swift-configuration's flat key space cannot hold, and because every error must name its line.
+public enum ConfigLoader {
+    /// Environment variable that overrides `local_api.key`.
+    public static let localAPIKeyVariable = "FLAPD_LOCAL_API_KEY"
+
+    public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ConfigError) -> FlapdConfig {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: nil, message: "cannot read the file")])
+        }
+        return try parse(text, file: file, environment: environment)
+    }
+
+    public static func parse(_ text: String, file: String = "flapd.yaml",
+                             environment: [String: String] = [:]) throws(ConfigError) -> FlapdConfig {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            let line: Int? = switch error as? YamlError {
+            case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line
+            default: nil
+            }
+            let message = (error as? YamlError).map(yamlProblem) ?? "\(error)"
+            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: line, message: "not valid YAML: \(message)")])
+        }
+        let issues = IssueList()
+        let config = decode(ConfigNode(root, path: "", issues: issues), environment: environment)
+        if !issues.all.isEmpty { throw ConfigError(file: file, issues: issues.all) }
+        return config
+    }
+
+    private static func yamlProblem(_ e: YamlError) -> String {
+        switch e {
+        case .scanner(_, let p, _, _), .parser(_, let p, _, _), .composer(_, let p, _, _): p
+        default: "\(e)"
+        }
+    }
+
+    static func decode(_ root: ConfigNode, environment: [String: String]) -> FlapdConfig {
+        var config = FlapdConfig()
+        config.timing = timing(root.child("timing"), default: FlipTiming())
+        config.motion = root.choice("motion", default: Motion.forward)
+        let rt = root.child("realtime")
+        config.realtime.priority = rt.int("priority", default: 0, in: 0...99)
+        config.realtime.lockMemory = rt.bool("lock_memory", default: false)
+        rt.rejectUnknownKeys()
+        config.localAPI = localAPI(root.child("local_api"), environment: environment)
+        if let list = root.value("boards") {
+            if let items = list.sequence, !items.isEmpty {
+                config.boards = items.enumerated().map { i, node in
+                    board(ConfigNode(node, path: "boards[\(i)]", issues: root.issues), defaults: config)
+                }
+            } else {
+                root.issues.add("boards", list, "expected a non-empty list of boards")
+            }
+        } else {
+            config.boards = [board(ConfigNode(nil, path: "boards[0]", issues: root.issues), defaults: config)]
+        }
+        var seen: Set<String> = []
+        for (i, b) in config.boards.enumerated() where !seen.insert(b.id).inserted {
+            root.issues.add("boards[\(i)].id", root.value("boards")?.sequence?[i]["id"], "'\(b.id)' is used by another board")
+        }
+        if let id = config.localAPI.board, !config.boards.contains(where: { $0.id == id }) {
+            root.issues.add("local_api.board", root.child("local_api").value("board"),
+                            "'\(id)' is not a board (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
+        }
+        root.rejectUnknownKeys()
+        return config
+    }
+
+    static func timing(_ node: ConfigNode, default d: FlipTiming) -> FlipTiming {
+        let ms: (Int64) -> Int = { Int($0 / 1_000_000) }
+        let t = FlipTiming(
+            flipMs: node.int("flip_ms", default: ms(d.flip), in: FlipTiming.flipMsRange),
+            columnStaggerMs: node.int("column_stagger_ms", default: ms(d.columnStagger), in: 0...1000),
+            rowStaggerMs: node.int("row_stagger_ms", default: ms(d.rowStagger), in: 0...1000))
+        node.rejectUnknownKeys()
+        return t
+    }
+
+    static func localAPI(_ node: ConfigNode, environment: [String: String]) -> LocalAPIConfig {
+        var api = LocalAPIConfig()
+        api.enabled = node.bool("enabled", default: true)
+        api.bind = node.string("bind") ?? api.bind
+        api.port = node.int("port", default: api.port, in: 0...65535)
+        api.board = node.string("board")
+        api.key = node.string("key")
+        if let variable = node.string("key_env") {
+            if let v = environment[variable], !v.isEmpty { api.key = v } else {
+                node.issues.add(node.sub("key_env"), node.value("key_env"), "the environment variable \(variable) is not set")
+            }
+        }
+        if let path = node.string("key_file") { api.key = SecretFile.read(path, node: node, key: "key_file") ?? api.key }
+        if let v = environment[localAPIKeyVariable], !v.isEmpty { api.key = v }
+        if api.key?.isEmpty == true { api.key = nil }
+        node.rejectUnknownKeys()
+        return api
+    }
+
+    static func board(_ node: ConfigNode, defaults: FlapdConfig) -> BoardConfig {
+        var b = BoardConfig()
+        b.id = node.string("id") ?? (node.path == "boards[0]" ? "wall" : node.path)
+        b.rows = node.int("rows", default: 6, in: 1...128)
+        b.cols = node.int("cols", default: 22, in: 1...128)
+        b.output = node.choice("output", default: OutputKind.virtual)
+        b.motion = node.choice("motion", default: defaults.motion)
+        b.timing = timing(node.child("timing"), default: defaults.timing)
+        if let spec = node.string("drum") {
+            do { b.drum = try Drum.named[spec] ?? Drum(spec: spec) } catch {
+                node.issues.add(node.sub("drum"), node.value("drum"),
+                                "\(error) (name one of \(Drum.named.keys.sorted().joined(separator: ", ")), or list the flaps as text)")
+            }
+        }
+        let align = node.child("align")
+        b.layout = Layout(horizontal: align.choice("horizontal", default: HorizontalAlignment.center),
+                          vertical: align.choice("vertical", default: VerticalAlignment.center))
+        align.rejectUnknownKeys()
+        if let f = node.string("fallback") { b.fallback = glyph(f, on: b.drum, node: node, key: "fallback") ?? b.fallback }
+        else if !b.drum.contains(.blank) { b.fallback = b.drum.glyphs[0] }
+        if let subs = node.value("substitutions") {
+            if let mapping = subs.mapping {
+                for (k, v) in mapping {
+                    let key = k.string ?? ""
+                    if GlyphToken.parse(key).count != 1 {
+                        node.issues.add(node.sub("substitutions.\(key)"), k, "a substitution replaces one character or {NN} code")
+                    } else if let g = glyph(v.string ?? "", on: b.drum, node: node, key: "substitutions.\(key)", at: v) {
+                        b.substitutes[key] = g
+                    }
+                }
+            } else {
+                node.issues.add(node.sub("substitutions"), subs, "expected a mapping of character: replacement")
+            }
+        }
+        node.rejectUnknownKeys()
+        return b
+    }
+
+    /// One glyph written as text (a character or `{NN}`) that must be on the drum.
+    static func glyph(_ text: String, on drum: Drum, node: ConfigNode, key: String, at: Node? = nil) -> Glyph? {
+        let place = at ?? node.value(key)
+        let tokens = GlyphToken.parse(text)
+        guard tokens.count == 1 else { node.issues.add(node.sub(key), place, "'\(text)' is not one glyph"); return nil }
+        let g: Glyph? = switch tokens[0] {
+        case .character(let c): Glyph(character: c)
+        case .code(let n): Glyph(code: n)
+        }
+        guard let g, drum.contains(g) else { node.issues.add(node.sub(key), place, "'\(text)' is not on the board's drum"); return nil }
+        return g
+    }
+}

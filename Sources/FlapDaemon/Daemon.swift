@@ -1,0 +1,82 @@
+import FlapCore
+import FlapTerminal
+import FlapTiming
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Runs the daemon: the conductor with its outputs, and the local API — or, with messages to
+/// play once, plays them in order and returns when the board has settled on the last.
+public struct Daemon: Sendable {
+    /// How this run shows and serves.
+    public struct Options: Sendable {
+        /// Plain text frames even on a terminal.
+        public var plain = false
+        /// Messages to play one after another, then exit (no local API).
+        public var once: [String] = []
+        /// Where to write the flip trace (`-` for stderr), if anywhere.
+        public var tracePath: String?
+        public init() {}
+    }
+
+    public let config: FlapdConfig
+    public let options: Options
+    public let logger: Logger
+
+    public init(config: FlapdConfig, options: Options, logger: Logger) {
+        self.config = config
+        self.options = options
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let style: VirtualBoard.Style = options.plain || !VirtualBoard.isTerminal() ? .plain : .live
+        let virtual = VirtualBoard(
+            config.boards.enumerated().filter { $0.element.output == .virtual }.map { i, b in
+                VirtualBoard.Shown(board: i, rows: b.rows, cols: b.cols, id: b.id)
+            },
+            style: style)
+        let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
+        let watcher = SettleWatcher()
+        let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []), logger: logger)
+        let rt = config.realtime
+        for warning in wall.conductor.start(realtime: .init(priority: rt.priority > 0 ? Int32(rt.priority) : nil,
+                                                            lockMemory: rt.lockMemory)) {
+            logger.warning("\(warning)")
+        }
+        defer {
+            wall.conductor.stop()
+            virtual.finish()
+            trace?.finish()
+            let l = wall.conductor.lateness
+            logger.info("conductor lateness", metadata: [
+                "flips": "\(l.count)", "p50_us": "\(l.p50Micros)", "p99_us": "\(l.p99Micros)", "max_us": "\(l.maxMicros)"])
+        }
+        let board = config.localBoardIndex
+        if !options.once.isEmpty {
+            for text in options.once {
+                let shown = wall.show(text: text, board: board)
+                await watcher.wait(board: board, transition: shown.transition.number)
+            }
+            return
+        }
+        let api = config.localAPI
+        let app = Application(
+            router: LocalAPI.router(wall: wall, board: board, key: api.key),
+            configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
+            onServerRunning: { [logger] channel in
+                let port = channel.localAddress?.port ?? api.port
+                logger.notice("local API listening on http://\(api.bind):\(port)",
+                              metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
+            },
+            logger: logger)
+        let services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
+        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        try await group.run()
+    }
+}
+
+/// Runs until SIGTERM or SIGINT, when there is no local API to serve.
+private struct UntilShutdown: Service {
+    func run() async throws { try await gracefulShutdown() }
+}

@@ -1,0 +1,81 @@
+import FlapCore
+import FlapTiming
+import Logging
+import Synchronization
+
+/// The boards of one daemon. Takes a message for a board (text or codes), composes the frame
+/// on the board's drum and hands it to the conductor, which re-plans from where the modules are.
+/// Remembers each board's target frame (what the local API reads back).
+public final class Wall: Sendable {
+    public let config: FlapdConfig
+    public let conductor: Conductor
+    private let targets: Mutex<[Frame]>
+    /// Tokens already reported as substituted, per board, so each is logged once.
+    private let reported: Mutex<[Set<String>]>
+    private let logger: Logger
+
+    /// What showing a message did.
+    public struct Shown: Sendable {
+        public var transition: Conductor.Transition
+        public var frame: Frame
+        /// Lines of text that did not fit and were cut.
+        public var cut: [String]
+        public var substitutions: [Substitution]
+    }
+
+    public init(config: FlapdConfig, drivers: [any ModuleDriver], logger: Logger) {
+        self.config = config
+        self.logger = logger
+        conductor = Conductor(
+            boards: config.boards.map {
+                Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion)
+            },
+            drivers: drivers)
+        targets = Mutex(config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) })
+        reported = Mutex(Array(repeating: [], count: config.boards.count))
+    }
+
+    /// Lays text out on the whole board and shows it.
+    public func show(text: String, board: Int) -> Shown {
+        let b = config.boards[board]
+        let result = b.layout.place(text, rows: b.rows, cols: b.cols, mapper: b.mapper)
+        if !result.cut.isEmpty {
+            logger.warning("text did not fit and was cut", metadata: [
+                "board": "\(b.id)", "cut": "\(result.cut.joined(separator: " / "))"])
+        }
+        return show(frame: result.frame, board: board, cut: result.cut, substitutions: result.substitutions)
+    }
+
+    /// Shows rows of Vestaboard codes; a code the drum lacks is substituted. Fails on wrong
+    /// dimensions or a code the table does not define.
+    public func show(codes: [[Int]], board: Int) throws(FrameError) -> Shown {
+        let b = config.boards[board]
+        var frame = try Frame(codes: codes, rows: b.rows, cols: b.cols)
+        let mapper = b.mapper
+        var substitutions: [Substitution] = []
+        for r in 0..<b.rows {
+            for c in 0..<b.cols {
+                let (glyph, sub) = mapper.map(.code(Int(frame[r, c].code)))
+                frame[r, c] = glyph
+                if let sub, !substitutions.contains(sub) { substitutions.append(sub) }
+            }
+        }
+        return show(frame: frame, board: board, cut: [], substitutions: substitutions)
+    }
+
+    private func show(frame: Frame, board: Int, cut: [String], substitutions: [Substitution]) -> Shown {
+        let b = config.boards[board]
+        let fresh = reported.withLock { seen in substitutions.filter { seen[board].insert($0.original).inserted } }
+        for s in fresh { logger.notice("glyph substituted", metadata: ["board": "\(b.id)", "substitution": "\(s)"]) }
+        // The mapper only produces glyphs of the drum, so every index exists.
+        let indices = b.drum.indices(of: frame)!
+        let transition = targets.withLock { targets in
+            targets[board] = frame
+            return conductor.play(board: board, target: indices)
+        }
+        return Shown(transition: transition, frame: frame, cut: cut, substitutions: substitutions)
+    }
+
+    /// The frame the board is going to (or shows, once settled).
+    public func target(board: Int) -> Frame { targets.withLock { $0[board] } }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import FlapDaemon
+import Foundation
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the daemon with a config file: boards, outputs and the local API as it says.")
+
+    @Option(name: .shortAndLong, help: "The config file (YAML).")
+    var config: String
+    @Flag(help: "Print plain text frames instead of the live board, even on a terminal.")
+    var plain = false
+    @Option(help: "Write one JSON line per flip (planned and actual instants) to this file; - for stderr.")
+    var trace: String?
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = log.bootstrap()
+        let config: FlapdConfig
+        do { config = try ConfigLoader.load(file: self.config) } catch { throw fail("\(error)") }
+        var options = Daemon.Options()
+        options.plain = plain
+        options.tracePath = trace
+        try await Daemon(config: config, options: options, logger: logger).run()
+    }
+}
+
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a 6 × 22 virtual board on stdout, fed by the local API (no config needed).",
+        discussion: """
+            On a terminal the board flips live in colour; otherwise (or with --plain) each settled \
+            board prints as a text frame. Post to it: curl -X POST -d '{"text":"HELLO"}' http://127.0.0.1:7000/local-api/message
+            """)
+
+    @Flag(help: "Print plain text frames instead of the live board, even on a terminal.")
+    var plain = false
+    @Option(help: "Play this message from a blank board at real speed, print the final board and exit (repeat to play several in order).")
+    var once: [String] = []
+    @Option(help: "Write one JSON line per flip (planned and actual instants) to this file; - for stderr.")
+    var trace: String?
+    @Option(help: "Address the local API listens on.")
+    var bind: String?
+    @Option(help: "Port of the local API (0: any free port, logged at start).")
+    var port: Int?
+    @Option(help: "Key the local API requires (default: the FLAPD_LOCAL_API_KEY environment variable, else none).")
+    var key: String?
+    @Option(name: .shortAndLong, help: "Start from this config file instead of the demo defaults.")
+    var config: String?
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = log.bootstrap()
+        var config = FlapdConfig()
+        if let file = self.config {
+            do { config = try ConfigLoader.load(file: file) } catch { throw fail("\(error)") }
+        } else if let k = ProcessInfo.processInfo.environment[ConfigLoader.localAPIKeyVariable], !k.isEmpty {
+            config.localAPI.key = k
+        }
+        if let bind { config.localAPI.bind = bind }
+        if let port {
+            guard (0...65535).contains(port) else { throw fail("--port: \(port) is outside 0…65535") }
+            config.localAPI.port = port
+        }
+        if let key { config.localAPI.key = key.isEmpty ? nil : key }
+        var options = Daemon.Options()
+        options.plain = plain
+        options.once = once
+        options.tracePath = trace
+        try await Daemon(config: config, options: options, logger: logger).run()
+    }
+}
+
+struct Plan: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print, as JSON, the flip plan of one transition (moving modules only, times in ms).")
+
+    @Option(help: "The message to change to (laid out as the board would).")
+    var to: String
+    @Option(help: "The message the board shows before (default: blank).")
+    var from: String = ""
+    @Option(name: .shortAndLong, help: "Take the board's size, drum, timing and motion from this config file.")
+    var config: String?
+    @Option(help: "Which board of the config (its id; default: the first).")
+    var board: String?
+
+    func run() throws {
+        let config: FlapdConfig
+        do { config = try self.config.map { try ConfigLoader.load(file: $0) } ?? FlapdConfig() } catch { throw fail("\(error)") }
+        guard let b = board.map({ id in config.boards.first { $0.id == id } }) ?? config.boards.first else {
+            throw fail("--board: '\(board ?? "")' is not a board of the config (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
+        }
+        let mapper = b.mapper
+        let before = b.layout.place(from, rows: b.rows, cols: b.cols, mapper: mapper)
+        let after = b.layout.place(to, rows: b.rows, cols: b.cols, mapper: mapper)
+        for cut in before.cut + after.cut { FileHandleOutput.standardError("warning: cut, did not fit: \(cut)") }
+        let plan = b.plan(from: before.frame, to: after.frame)
+        print(PlanJSON.render(plan))
+    }
+}
+
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Validate a config file; name every problem by key path and line. Exit 1 when invalid.")
+
+    @Argument(help: "The config file (YAML).")
+    var file: String
+
+    func run() throws {
+        do {
+            let config = try ConfigLoader.load(file: file)
+            let boards = config.boards.map { "\($0.id) \($0.rows)×\($0.cols) \($0.drum.count) flaps \($0.output.rawValue)" }
+            print("\(file): OK — \(config.boards.count) board\(config.boards.count == 1 ? "" : "s"): \(boards.joined(separator: "; "))")
+        } catch {
+            throw fail("\(error)")
+        }
+    }
+}

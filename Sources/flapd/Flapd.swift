@@ -1,0 +1,37 @@
+import ArgumentParser
+import FlapDaemon
+import Logging
+
+/// `flapd`: the Flapboard daemon and its tools.
+@main
+struct Flapd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flapd",
+        abstract: "Drive a split-flap (or LED) message board: plan every flap, play it in real time.",
+        subcommands: [Run.self, Demo.self, Plan.self, CheckConfig.self, Send.self],
+        defaultSubcommand: nil)
+}
+
+/// Options every command that logs shares.
+struct LogOptions: ParsableArguments {
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func bootstrap() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "flapd")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Prints a message to stderr and fails with exit code 1.
+func fail(_ message: String) -> ExitCode {
+    FileHandleOutput.standardError(message)
+    return ExitCode(1)
+}

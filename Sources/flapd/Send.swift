@@ -1,0 +1,54 @@
+import ArgumentParser
+import FlapDaemon
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Post a text message to a board's local API.")
+
+    @Argument(help: "The message; {NN} is a raw Vestaboard code (e.g. {63} a red chip).")
+    var text: String
+    @Option(help: "The local API's base URL (default: from --config, else http://127.0.0.1:7000).")
+    var url: String?
+    @Option(help: "The API key (default: from --config or FLAPD_LOCAL_API_KEY).")
+    var key: String?
+    @Option(name: .shortAndLong, help: "Read the local API's address and key from this config file.")
+    var config: String?
+
+    func run() async throws {
+        var api = LocalAPIConfig()
+        if let file = config {
+            do { api = try ConfigLoader.load(file: file).localAPI } catch { throw fail("\(error)") }
+        } else if let k = ProcessInfo.processInfo.environment[ConfigLoader.localAPIKeyVariable], !k.isEmpty {
+            api.key = k
+        }
+        let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
+        let base = url ?? "http://\(host):\(api.port)"
+        guard let endpoint = URL(string: base + "/local-api/message"), endpoint.scheme?.hasPrefix("http") == true else {
+            throw fail("--url: '\(base)' is not an http:// URL")
+        }
+        var request = URLRequest(url: endpoint)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let k = key ?? api.key { request.setValue(k, forHTTPHeaderField: "X-Vestaboard-Local-Api-Key") }
+        request.httpBody = try JSONSerialization.data(withJSONObject: ["text": text])
+        let (data, response): (Data, URLResponse)
+        do { (data, response) = try await URLSession.shared.data(for: request) } catch {
+            throw fail("cannot reach \(base): \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let body = String(decoding: data, as: UTF8.self)
+        guard (200..<300).contains(status) else { throw fail("\(base) answered \(status): \(body)") }
+        print("sent (\(status))")
+    }
+}
+
+/// Writes a line to stderr.
+enum FileHandleOutput {
+    static func standardError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
