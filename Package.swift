@@ -27,7 +27,8 @@ let package = Package(
         // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
         .target(name: "FlapCore"),
         // The conductor: a real-time thread firing flip events at absolute deadlines.
-        .target(name: "FlapTiming", dependencies: ["FlapCore"]),
+        .target(name: "FlapTiming", dependencies: ["FlapCore", "CRealtime"]),
+        .target(name: "CRealtime"),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
         // Config, board runtime, local HTTP API, service lifecycle.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CRealtime
 
 /// Applies the conductor's real-time options to the calling thread.
 enum RealtimeSetup {
@@ -9,7 +10,7 @@ enum RealtimeSetup {
         #if canImport(Glibc)
         // The kernel may defer a sleeper's wake-up by its timer slack (50 µs by default): the
         // conductor asks for none.
-        _ = prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0)
+        _ = flap_set_timer_slack(1)
         if let priority = options.priority {
             var param = sched_param()
             param.sched_priority = priority
