@@ -21,10 +21,30 @@ public enum LocalMessage: Equatable, Sendable {
             if let text = object.text { return .success(.text(text)) }
             return .failure(.badRequest("expected an array of rows of codes, {\"characters\": […]} or {\"text\": \"…\"}"))
         } catch let error as DecodingError {
-            return .failure(.badRequest(describe(error, root: first == UInt8(ascii: "[") ? "message" : "")))
+            let root = first == UInt8(ascii: "[") ? "message" : ""
+            if case .dataCorrupted(let c) = error, c.codingPath.isEmpty,
+               let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
+                // Valid JSON that the decoder refused as a whole: find the value that is no code.
+                let rows = root.isEmpty ? (json as? [String: Any])?["characters"] : json
+                if let place = firstNonInteger(rows, path: root.isEmpty ? "characters" : root) {
+                    return .failure(.badRequest("\(place) is not a whole-number code"))
+                }
+            }
+            return .failure(.badRequest(describe(error, root: root)))
         } catch {
             return .failure(.badRequest("body is not JSON"))
         }
+    }
+
+    private static func firstNonInteger(_ value: Any?, path: String) -> String? {
+        guard let rows = value as? [Any] else { return nil }
+        for (r, row) in rows.enumerated() {
+            guard let row = row as? [Any] else { return "\(path)[\(r)]" }
+            for (c, v) in row.enumerated() {
+                guard let n = v as? NSNumber, n.doubleValue.rounded() == n.doubleValue else { return "\(path)[\(r)][\(c)]" }
+            }
+        }
+        return nil
     }
 
     private static func describe(_ error: DecodingError, root: String) -> String {

@@ -1,0 +1,109 @@
+import FlapCore
+import Testing
+@testable import FlapDaemon
+
+@Suite struct ConfigTests {
+    func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
+        do {
+            _ = try ConfigLoader.parse(yaml, environment: env)
+            return []
+        } catch {
+            return error.issues.map(\.description)
+        }
+    }
+
+    @Test func aFullConfig() throws {
+        let c = try ConfigLoader.parse("""
+            timing:
+              flip_ms: 100
+            motion: forward
+            realtime: { priority: 50, lock_memory: true }
+            local_api: { bind: 0.0.0.0, port: 7001, key: s3cret, board: kitchen }
+            boards:
+              - id: wall
+                drum: splitflap52
+              - id: kitchen
+                rows: 3
+                cols: 15
+                drum: " ABCDEFGHIJKLMNOPQRSTUVWXYZ{63}"
+                motion: shortest
+                timing: { column_stagger_ms: 30 }
+                align: { horizontal: left, vertical: top }
+                substitutions: { "!": "{63}" }
+                fallback: "Z"
+            """)
+        #expect(c.boards.count == 2)
+        #expect(c.boards[0].drum == .splitflap52)
+        #expect(c.boards[0].timing.flip == 100_000_000, "global timing applies to boards")
+        #expect(c.boards[1].timing == FlipTiming(flipMs: 100, columnStaggerMs: 30, rowStaggerMs: 50))
+        #expect(c.boards[1].motion == .shortest)
+        #expect(c.boards[1].drum.count == 28)
+        #expect(c.boards[1].substitutes["!"] == Glyph(code: 63))
+        #expect(c.boards[1].fallback.text == "Z")
+        #expect(c.boards[1].layout.horizontal == .left)
+        #expect(c.localAPI.port == 7001 && c.localAPI.key == "s3cret")
+        #expect(c.localBoardIndex == 1)
+        #expect(c.realtime.priority == 50 && c.realtime.lockMemory)
+    }
+
+    @Test func emptyFileIsTheDemoDefault() throws {
+        let c = try ConfigLoader.parse("")
+        #expect(c.boards.count == 1 && c.boards[0].rows == 6 && c.boards[0].cols == 22)
+        #expect(c.boards[0].drum == .standard)
+        #expect(c.localAPI.port == 7000 && c.localAPI.bind == "127.0.0.1" && c.localAPI.key == nil)
+    }
+
+    @Test func outOfRangeNamesKeyValueRangeAndLine() {
+        let found = issues("""
+            boards:
+              - id: wall
+                timing:
+                  flip_ms: 20
+            """)
+        #expect(found == ["boards[0].timing.flip_ms: 20 is outside 50…200 (line 4)"])
+    }
+
+    @Test func everyProblemIsReported() {
+        let found = issues("""
+            motion: sideways
+            local_api: { port: 99999, board: nowhere }
+            boards:
+              - id: a
+                rows: 0
+                drum: " AA"
+                output: hdmi
+                flip_ms: 100
+              - id: a
+                fallback: "{63}"
+                substitutions: { "ab": "C" }
+            """)
+        let expected = [
+            "motion: 'sideways' is not one of forward, shortest (line 1)",
+            "local_api.port: 99999 is outside 0…65535 (line 2)",
+            "boards[0].rows: 0 is outside 1…128 (line 5)",
+            "boards[0].output: 'hdmi' is not one of virtual (line 7)",
+            "boards[0].drum: the flap 'A' appears twice",
+            "boards[0].flip_ms: unknown key",
+            "boards[1].fallback: '{63}' is not on the board's drum (line 10)",
+            "boards[1].substitutions.ab: a substitution replaces one character or {NN} code (line 11)",
+            "boards[1].id: 'a' is used by another board (line 9)",
+            "local_api.board: 'nowhere' is not a board",
+        ]
+        for e in expected { #expect(found.contains { $0.hasPrefix(e) }, "missing: \(e)\nin: \(found)") }
+        #expect(found.count == expected.count, "\(found)")
+    }
+
+    @Test func yamlSyntaxErrorsNameTheLine() {
+        let found = issues("boards:\n  - id: [unclosed\n")
+        #expect(found.count == 1)
+        #expect(found[0].contains("not valid YAML") && found[0].contains("(line"))
+    }
+
+    @Test func secretsFromTheEnvironment() throws {
+        let fromVariable = try ConfigLoader.parse("local_api: { key_env: MY_KEY }", environment: ["MY_KEY": "k1"])
+        #expect(fromVariable.localAPI.key == "k1")
+        let overridden = try ConfigLoader.parse("local_api: { key: inline }", environment: ["FLAPD_LOCAL_API_KEY": "k2"])
+        #expect(overridden.localAPI.key == "k2")
+        #expect(issues("local_api: { key_env: MISSING }") == ["local_api.key_env: the environment variable MISSING is not set (line 1)"])
+    }
+}

@@ -1,0 +1,22 @@
+import CALSA
+import CGPIOD
+import CSerialPort
+import Testing
+
+/// The three system libraries link and answer: proof that the install step is right.
+@Suite struct SystemLibraryTests {
+    @Test func libgpiod() {
+        let version = String(cString: gpiod_version_string())
+        #expect(version.first?.isNumber == true, "libgpiod \(version)")
+    }
+
+    @Test func libserialport() {
+        let version = String(cString: sp_get_package_version_string())
+        #expect(version.split(separator: ".").count >= 3, "libserialport \(version)")
+    }
+
+    @Test func alsa() {
+        let version = String(cString: snd_asoundlib_version())
+        #expect(version.hasPrefix("1."), "alsa-lib \(version)")
+    }
+}
