@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+@Suite struct CommandTests {
+    func temporaryFile(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("flapd-\(UUID().uuidString).yaml")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    @Test func planPrintsTheDocumentedSchema() throws {
+        let config = try temporaryFile("boards:\n  - align: { horizontal: left, vertical: top }\n")
+        let plan = try FlapdProcess(["plan", "--config", config, "--to", "   HELLO"])
+        #expect(plan.waitForExit() == 0, "\(plan.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        #expect(json["rows"] as? Int == 6 && json["cols"] as? Int == 22 && json["flip_ms"] as? Int == 120)
+        let modules = try #require(json["modules"] as? [[String: Any]])
+        #expect(modules.count == 5)
+        // H at row 0, column 0 (spaces fold): 8 flips from 0 ms.
+        let h = modules[0]
+        #expect(h["row"] as? Int == 0 && h["col"] as? Int == 0 && h["from"] as? String == " " && h["to"] as? String == "H")
+        #expect(h["flips"] as? Int == 8 && h["start_ms"] as? Int == 0 && h["end_ms"] as? Int == 960)
+        #expect(h["clacks_ms"] as? [Int] == [60, 180, 300, 420, 540, 660, 780, 900])
+        let o = modules[4]
+        #expect(o["col"] as? Int == 4 && o["start_ms"] as? Int == 80 && o["flips"] as? Int == 15)
+        #expect(json["duration_ms"] as? Int == 80 + 15 * 120)
+    }
+
+    @Test func checkConfigNamesTheProblem() throws {
+        let bad = try temporaryFile("boards:\n  - id: wall\n    timing:\n      flip_ms: 20\n")
+        let check = try FlapdProcess(["check-config", bad])
+        #expect(check.waitForExit() == 1)
+        #expect(check.stderr.contains("boards[0].timing.flip_ms: 20 is outside 50…200 (line 4)"), "\(check.stderr)")
+        let good = try temporaryFile("boards:\n  - id: hall\n    drum: extended\n")
+        let ok = try FlapdProcess(["check-config", good])
+        #expect(ok.waitForExit() == 0)
+        #expect(ok.stdout.contains("hall 6×22 66 flaps virtual"))
+        let missing = try FlapdProcess(["check-config", "/nonexistent.yaml"])
+        #expect(missing.waitForExit() == 1)
+        #expect(missing.stderr.contains("cannot read the file"))
+    }
+
+    @Test func runRefusesABadConfigWithoutStarting() throws {
+        let bad = try temporaryFile("local_api: { port: -1 }\n")
+        let run = try FlapdProcess(["run", "--config", bad, "--plain"])
+        #expect(run.waitForExit() == 1)
+        #expect(run.stderr.contains("local_api.port: -1 is outside 0…65535 (line 1)"))
+    }
+}
