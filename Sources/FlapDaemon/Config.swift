@@ -21,6 +21,8 @@ public struct RealtimeConfig: Sendable {
     /// 0: normal scheduling; 1…99: SCHED_FIFO at that priority.
     public var priority = 0
     public var lockMemory = false
+    /// Keep CPUs out of idle states slower to wake than this (µs) while flapd runs; nil: no request.
+    public var wakeLatencyMicros: Int?
     public init() {}
 }
 

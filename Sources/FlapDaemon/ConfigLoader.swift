@@ -50,6 +50,9 @@ public enum ConfigLoader {
         let rt = root.child("realtime")
         config.realtime.priority = rt.int("priority", default: 0, in: 0...99)
         config.realtime.lockMemory = rt.bool("lock_memory", default: false)
+        if rt.value("wake_latency_us") != nil {
+            config.realtime.wakeLatencyMicros = rt.int("wake_latency_us", default: 0, in: 0...100_000)
+        }
         rt.rejectUnknownKeys()
         config.localAPI = localAPI(root.child("local_api"), environment: environment)
         if let list = root.value("boards") {

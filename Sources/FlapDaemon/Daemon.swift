@@ -40,8 +40,9 @@ public struct Daemon: Sendable {
         let watcher = SettleWatcher()
         let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []), logger: logger)
         let rt = config.realtime
-        for warning in wall.conductor.start(realtime: .init(priority: rt.priority > 0 ? Int32(rt.priority) : nil,
-                                                            lockMemory: rt.lockMemory)) {
+        for warning in wall.conductor.start(realtime: .init(
+            priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
+            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init))) {
             logger.warning("\(warning)")
         }
         defer {

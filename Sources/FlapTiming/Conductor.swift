@@ -25,8 +25,11 @@ public final class Conductor: Sendable {
         public var priority: Int32?
         /// mlockall(MCL_CURRENT | MCL_FUTURE) so that no page fault delays a flip.
         public var lockMemory: Bool
-        public init(priority: Int32? = nil, lockMemory: Bool = false) {
-            self.priority = priority; self.lockMemory = lockMemory
+        /// Asks the kernel (PM QoS, /dev/cpu_dma_latency) to keep CPUs out of idle states slower
+        /// to wake than this, for as long as the conductor runs; nil: no request.
+        public var wakeLatencyMicros: Int32?
+        public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil) {
+            self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
         }
     }
 
@@ -34,6 +37,8 @@ public final class Conductor: Sendable {
     private let drivers: [any ModuleDriver]
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
+    /// The PM QoS request held while the conductor runs (-1: none).
+    private let wakeLatencyRequest = Atomic<Int32>(-1)
     /// Longest sleep before the thread looks at the timeline again; every new plan's first
     /// event lies at least half a flip (≥ 25 ms) ahead, so nothing is missed.
     static let horizon: Int64 = 10_000_000
@@ -52,6 +57,12 @@ public final class Conductor: Sendable {
         let warnings = Mutex<[String]>([])
         let thread = Thread { [self] in
             warnings.withLock { $0 = RealtimeSetup.apply(realtime) }
+            if let micros = realtime.wakeLatencyMicros {
+                switch RealtimeSetup.requestWakeLatency(micros) {
+                case .success(let fd): wakeLatencyRequest.store(fd, ordering: .releasing)
+                case .failure(let w): warnings.withLock { $0.append(w.message) }
+                }
+            }
             ready.signal()
             run()
             exited.signal()
@@ -68,6 +79,8 @@ public final class Conductor: Sendable {
         state.withLock { $0.running = false }
         wake.signal()
         exited.wait()
+        let fd = wakeLatencyRequest.exchange(-1, ordering: .acquiringAndReleasing)
+        if fd >= 0 { RealtimeSetup.release(fd) }
     }
 
     /// A transition the conductor has taken on.

@@ -27,4 +27,28 @@ enum RealtimeSetup {
         #endif
         return warnings
     }
+
+    struct Refusal: Error { var message: String }
+
+    /// Opens a PM QoS request for a CPU wake-up latency; the request lasts while the file
+    /// descriptor stays open.
+    static func requestWakeLatency(_ micros: Int32) -> Result<Int32, Refusal> {
+        #if canImport(Glibc)
+        let fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            return .failure(Refusal(message: "/dev/cpu_dma_latency refused (\(String(cString: strerror(errno)))): "
+                + "CPUs may sleep deeply and wake late; run as root or grant write access"))
+        }
+        var value = micros
+        guard write(fd, &value, 4) == 4 else {
+            close(fd)
+            return .failure(Refusal(message: "writing /dev/cpu_dma_latency failed: \(String(cString: strerror(errno)))"))
+        }
+        return .success(fd)
+        #else
+        return .failure(Refusal(message: "wake-latency requests need Linux"))
+        #endif
+    }
+
+    static func release(_ fd: Int32) { close(fd) }
 }

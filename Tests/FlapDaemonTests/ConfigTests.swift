@@ -17,7 +17,7 @@ import Testing
             timing:
               flip_ms: 100
             motion: forward
-            realtime: { priority: 50, lock_memory: true }
+            realtime: { priority: 50, lock_memory: true, wake_latency_us: 0 }
             local_api: { bind: 0.0.0.0, port: 7001, key: s3cret, board: kitchen }
             boards:
               - id: wall
@@ -43,7 +43,7 @@ import Testing
         #expect(c.boards[1].layout.horizontal == .left)
         #expect(c.localAPI.port == 7001 && c.localAPI.key == "s3cret")
         #expect(c.localBoardIndex == 1)
-        #expect(c.realtime.priority == 50 && c.realtime.lockMemory)
+        #expect(c.realtime.priority == 50 && c.realtime.lockMemory && c.realtime.wakeLatencyMicros == 0)
     }
 
     @Test func emptyFileIsTheDemoDefault() throws {

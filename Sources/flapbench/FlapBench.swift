@@ -1,0 +1,30 @@
+import ArgumentParser
+import FlapCore
+import FlapTiming
+import Foundation
+
+/// `flapbench`: prints the figures of the core engine. No thresholds: numbers to read.
+@main
+struct FlapBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flapbench",
+        abstract: "Benchmarks: planner time, conductor lateness against a Task.sleep baseline (and cyclictest), flapd demo CPU and RSS.")
+
+    @Option(help: "Which figures: all, planner, conductor, demo.")
+    var only: String = "all"
+    @Option(help: "Seconds of full-board animation for each scheduler.")
+    var seconds: Double = 10
+    @Option(help: "Busy threads competing for the CPU in each conductor measurement (0: an idle machine); repeat for several.")
+    var load: [Int] = [0, 2]
+    @Option(help: "Full-board transitions the demo plays.")
+    var transitions: Int = 20
+
+    func run() async throws {
+        if only == "all" || only == "planner" { PlannerBench.run() }
+        if only == "all" || only == "conductor" { await ConductorBench.run(seconds: seconds, loads: load) }
+        if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions) }
+    }
+}
+
+/// Formats a row of figures.
+func row(_ label: String, _ value: String) { print(label.padding(toLength: 46, withPad: " ", startingAt: 0) + value) }
