@@ -1,9 +1,6 @@
 import ArgumentParser
 import FlapDaemon
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,21 +24,19 @@ struct Send: AsyncParsableCommand {
         }
         let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
         let base = url ?? "http://\(host):\(api.port)"
-        guard let endpoint = URL(string: base + "/local-api/message"), endpoint.scheme?.hasPrefix("http") == true else {
+        guard let endpoint = URLComponents(string: base), endpoint.scheme == "http", let target = endpoint.host else {
             throw fail("--url: '\(base)' is not an http:// URL")
         }
-        var request = URLRequest(url: endpoint)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let k = key ?? api.key { request.setValue(k, forHTTPHeaderField: "X-Vestaboard-Local-Api-Key") }
-        request.httpBody = try JSONSerialization.data(withJSONObject: ["text": text])
-        let (data, response): (Data, URLResponse)
-        do { (data, response) = try await URLSession.shared.data(for: request) } catch {
-            throw fail("cannot reach \(base): \(error.localizedDescription)")
+        let body = try JSONSerialization.data(withJSONObject: ["text": text])
+        let answer: LocalAPIClient.Answer
+        do {
+            answer = try LocalAPIClient.post(host: target, port: endpoint.port ?? 80, path: "/local-api/message",
+                                             body: body, key: key ?? api.key)
+        } catch {
+            throw fail("cannot reach \(base): \(error)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let body = String(decoding: data, as: UTF8.self)
-        guard (200..<300).contains(status) else { throw fail("\(base) answered \(status): \(body)") }
+        let status = answer.status
+        guard (200..<300).contains(status) else { throw fail("\(base) answered \(status): \(answer.body)") }
         print("sent (\(status))")
     }
 }

@@ -1,4 +1,5 @@
 import FlapCore
+import Foundation
 import Testing
 @testable import FlapDaemon
 
@@ -105,5 +106,18 @@ import Testing
         let overridden = try ConfigLoader.parse("local_api: { key: inline }", environment: ["FLAPD_LOCAL_API_KEY": "k2"])
         #expect(overridden.localAPI.key == "k2")
         #expect(issues("local_api: { key_env: MISSING }") == ["local_api.key_env: the environment variable MISSING is not set (line 1)"])
+    }
+}
+
+@Suite struct ExampleConfigTests {
+    /// Every example config under hardware/examples is valid, so the docs stay true.
+    @Test func examplesAreValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dir = root.appendingPathComponent("hardware/examples")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".yaml") }
+        #expect(files.count >= 3)
+        for file in files {
+            #expect(throws: Never.self, "\(file)") { _ = try ConfigLoader.load(file: dir.appendingPathComponent(file).path, environment: [:]) }
+        }
     }
 }
