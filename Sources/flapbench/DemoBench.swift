@@ -10,9 +10,9 @@ import Glibc
 /// CPU time and peak RSS of a real `flapd demo` (local API on, stdout to /dev/null) playing
 /// full-board transitions posted over loopback, read from wait4's rusage.
 enum DemoBench {
-    static func run(transitions: Int) async throws {
-        print("== flapd demo: \(transitions) full-board transitions posted to its local API, stdout to /dev/null")
-        let flapd = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flapd").path
+    static func run(transitions: Int, flapd: String?) async throws {
+        let flapd = flapd ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flapd").path
+        print("== flapd demo (\(flapd)): \(transitions) full-board transitions posted to its local API, stdout to /dev/null")
         guard FileManager.default.isExecutableFile(atPath: flapd) else { row("flapd demo", "no flapd beside flapbench (swift build first)"); return }
 
         var fds: [Int32] = [0, 0]

@@ -18,11 +18,13 @@ struct FlapBench: AsyncParsableCommand {
     var load: [Int] = [0, 2]
     @Option(help: "Full-board transitions the demo plays.")
     var transitions: Int = 20
+    @Option(help: "The flapd to measure (default: the one built beside flapbench).")
+    var flapd: String?
 
     func run() async throws {
         if only == "all" || only == "planner" { PlannerBench.run() }
         if only == "all" || only == "conductor" { await ConductorBench.run(seconds: seconds, loads: load) }
-        if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions) }
+        if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions, flapd: flapd) }
     }
 }
 
