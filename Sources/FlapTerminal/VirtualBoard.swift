@@ -62,7 +62,8 @@ public final class VirtualBoard: ModuleDriver {
         if style == .live {
             var out = ANSIBoard.reserve(line, terminalHeight: FileOutput.terminalHeight(fd))
             for s in shown { out += screens[s.board]!.draw(Frame(rows: s.rows, cols: s.cols)) }
-            queue.push(.text(out + "\u{1B}[\(line + 1);1H"))
+            // Drawn before anything else runs, so that no log line is cleared away.
+            FileOutput.write(out + "\u{1B}[\(line + 1);1H", to: fd)
         }
     }
 
