@@ -17,6 +17,14 @@ public enum ConfigLoader {
         return try parse(text, file: file, environment: environment)
     }
 
+    /// The config of a file, or without one the demo defaults (with the local API key from
+    /// `FLAPD_LOCAL_API_KEY`, as a file would take it).
+    public static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ConfigError) -> FlapdConfig {
+        if let file { return try load(file: file, environment: environment) }
+        return try parse("", file: "defaults", environment: environment)
+    }
+
     public static func parse(_ text: String, file: String = "flapd.yaml",
                              environment: [String: String] = [:]) throws(ConfigError) -> FlapdConfig {
         let root: Node?

@@ -39,6 +39,8 @@ public final class Conductor: Sendable {
     private let exited = DispatchSemaphore(value: 0)
     /// The PM QoS request held while the conductor runs (-1: none).
     private let wakeLatencyRequest = Atomic<Int32>(-1)
+    /// Whether this conductor locked the process's memory (undone by `stop`).
+    private let lockedMemory = Atomic<Bool>(false)
     /// Longest sleep before the thread looks at the timeline again; every new plan's first
     /// event lies at least half a flip (≥ 25 ms) ahead, so nothing is missed.
     static let horizon: Int64 = 10_000_000
@@ -56,7 +58,9 @@ public final class Conductor: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let warnings = Mutex<[String]>([])
         let thread = Thread { [self] in
-            warnings.withLock { $0 = RealtimeSetup.apply(realtime) }
+            let refused = RealtimeSetup.apply(realtime)
+            warnings.withLock { $0 = refused }
+            lockedMemory.store(realtime.lockMemory && !refused.contains { $0.hasPrefix("mlockall") }, ordering: .releasing)
             if let micros = realtime.wakeLatencyMicros {
                 switch RealtimeSetup.requestWakeLatency(micros) {
                 case .success(let fd): wakeLatencyRequest.store(fd, ordering: .releasing)
@@ -81,6 +85,7 @@ public final class Conductor: Sendable {
         exited.wait()
         let fd = wakeLatencyRequest.exchange(-1, ordering: .acquiringAndReleasing)
         if fd >= 0 { RealtimeSetup.release(fd) }
+        if lockedMemory.exchange(false, ordering: .acquiringAndReleasing) { RealtimeSetup.unlockMemory() }
     }
 
     /// A transition the conductor has taken on.

@@ -51,4 +51,10 @@ enum RealtimeSetup {
     }
 
     static func release(_ fd: Int32) { close(fd) }
+
+    static func unlockMemory() {
+        #if canImport(Glibc)
+        munlockall()
+        #endif
+    }
 }

@@ -16,8 +16,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         let logger = log.bootstrap()
-        let config: FlapdConfig
-        do { config = try ConfigLoader.load(file: self.config) } catch { throw fail("\(error)") }
+        let config = try loadConfig(self.config)
         var options = Daemon.Options()
         options.plain = plain
         options.tracePath = trace
@@ -51,12 +50,7 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         let logger = log.bootstrap()
-        var config = FlapdConfig()
-        if let file = self.config {
-            do { config = try ConfigLoader.load(file: file) } catch { throw fail("\(error)") }
-        } else if let k = ProcessInfo.processInfo.environment[ConfigLoader.localAPIKeyVariable], !k.isEmpty {
-            config.localAPI.key = k
-        }
+        var config = try loadConfig(self.config)
         if let bind { config.localAPI.bind = bind }
         if let port {
             guard (0...65535).contains(port) else { throw fail("--port: \(port) is outside 0…65535") }
@@ -85,8 +79,7 @@ struct Plan: ParsableCommand {
     var board: String?
 
     func run() throws {
-        let config: FlapdConfig
-        do { config = try self.config.map { try ConfigLoader.load(file: $0) } ?? FlapdConfig() } catch { throw fail("\(error)") }
+        let config = try loadConfig(self.config)
         guard let b = board.map({ id in config.boards.first { $0.id == id } }) ?? config.boards.first else {
             throw fail("--board: '\(board ?? "")' is not a board of the config (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
         }
@@ -108,12 +101,8 @@ struct CheckConfig: ParsableCommand {
     var file: String
 
     func run() throws {
-        do {
-            let config = try ConfigLoader.load(file: file)
-            let boards = config.boards.map { "\($0.id) \($0.rows)×\($0.cols) \($0.drum.count) flaps \($0.output.rawValue)" }
-            print("\(file): OK — \(config.boards.count) board\(config.boards.count == 1 ? "" : "s"): \(boards.joined(separator: "; "))")
-        } catch {
-            throw fail("\(error)")
-        }
+        let config = try loadConfig(file)
+        let boards = config.boards.map { "\($0.id) \($0.rows)×\($0.cols) \($0.drum.count) flaps \($0.output.rawValue)" }
+        print("\(file): OK — \(config.boards.count) board\(config.boards.count == 1 ? "" : "s"): \(boards.joined(separator: "; "))")
     }
 }

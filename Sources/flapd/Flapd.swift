@@ -30,6 +30,11 @@ struct LogOptions: ParsableArguments {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
+/// The config of a file (or the demo defaults), or exit 1 with every problem it has.
+func loadConfig(_ file: String?) throws -> FlapdConfig {
+    do { return try ConfigLoader.load(file: file) } catch { throw fail("\(error)") }
+}
+
 /// Prints a message to stderr and fails with exit code 1.
 func fail(_ message: String) -> ExitCode {
     FileHandleOutput.standardError(message)

@@ -16,12 +16,7 @@ struct Send: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        var api = LocalAPIConfig()
-        if let file = config {
-            do { api = try ConfigLoader.load(file: file).localAPI } catch { throw fail("\(error)") }
-        } else if let k = ProcessInfo.processInfo.environment[ConfigLoader.localAPIKeyVariable], !k.isEmpty {
-            api.key = k
-        }
+        let api = try loadConfig(config).localAPI
         let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
         let base = url ?? "http://\(host):\(api.port)"
         guard let endpoint = URLComponents(string: base), endpoint.scheme == "http", let target = endpoint.host else {
