@@ -10,7 +10,10 @@ final class FlapdProcess: @unchecked Sendable {
     private let lock = NSCondition()
     private var out = Data()
     private var err = Data()
-    private var ended = false
+    private var exited = false
+    private var openStreams = 2
+    /// The process has exited and both its pipes reached end of file.
+    private var ended: Bool { exited && openStreams == 0 }
 
     /// The flapd built beside this test bundle (or $FLAPD_BIN).
     static var executable: URL {
@@ -33,17 +36,21 @@ final class FlapdProcess: @unchecked Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        stdout.fileHandleForReading.readabilityHandler = { [self] h in append(h.availableData, toErr: false) }
-        stderr.fileHandleForReading.readabilityHandler = { [self] h in append(h.availableData, toErr: true) }
+        stdout.fileHandleForReading.readabilityHandler = { [self] h in append(h, toErr: false) }
+        stderr.fileHandleForReading.readabilityHandler = { [self] h in append(h, toErr: true) }
         process.terminationHandler = { [self] _ in
-            lock.lock(); ended = true; lock.broadcast(); lock.unlock()
+            lock.lock(); exited = true; lock.broadcast(); lock.unlock()
         }
         try process.run()
     }
 
-    private func append(_ data: Data, toErr: Bool) {
+    private func append(_ handle: FileHandle, toErr: Bool) {
+        let data = handle.availableData
         lock.lock()
-        if toErr { err.append(data) } else { out.append(data) }
+        if data.isEmpty {
+            handle.readabilityHandler = nil
+            openStreams -= 1
+        } else if toErr { err.append(data) } else { out.append(data) }
         lock.broadcast()
         lock.unlock()
     }
