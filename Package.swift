@@ -29,6 +29,8 @@ let package = Package(
         // The conductor: a real-time thread firing flip events at absolute deadlines.
         .target(name: "FlapTiming", dependencies: ["FlapCore", "CRealtime"]),
         .target(name: "CRealtime"),
+        // The clack: synthesis, mixing, and ALSA playback on a thread of its own.
+        .target(name: "FlapSound", dependencies: ["FlapCore", "FlapTiming", "CALSA"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
         // Config, board runtime, local HTTP API, service lifecycle.
@@ -65,6 +67,7 @@ let package = Package(
         .testTarget(name: "FlapCoreTests", dependencies: ["FlapCore"]),
         .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming"]),
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
+        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.

@@ -34,3 +34,13 @@ public protocol ModuleDriver: AnyObject, Sendable {
     /// Every module of a board has finished its flips; `frame` is what it now shows.
     func settled(board: Int, transition: Int, frame: Frame)
 }
+
+/// An output that must know flips ahead of time — sound, whose samples are written tens of
+/// milliseconds before they are heard.
+///
+/// Called from the thread that gave the conductor a new target, right after planning: `clacks`
+/// are the monotonic instants (ns) of every 90° point still to come on the board, from `since`
+/// on; they replace whatever the sink held for that board from `since` on.
+public protocol ClackSink: AnyObject, Sendable {
+    func schedule(board: Int, clacks: [Int64], since: Int64)
+}

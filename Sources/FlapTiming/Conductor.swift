@@ -35,6 +35,7 @@ public final class Conductor: Sendable {
 
     private let state: Mutex<ConductorState>
     private let drivers: [any ModuleDriver]
+    private let clackSinks: [any ClackSink]
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     /// The PM QoS request held while the conductor runs (-1: none).
@@ -47,8 +48,9 @@ public final class Conductor: Sendable {
 
     /// A conductor for these boards (indexed in this order), all blank at first, firing to these
     /// drivers. Call `start` to begin.
-    public init(boards: [Board], drivers: [any ModuleDriver]) {
+    public init(boards: [Board], drivers: [any ModuleDriver], clackSinks: [any ClackSink] = []) {
         self.drivers = drivers
+        self.clackSinks = clackSinks
         self.state = Mutex(ConductorState(tracks: boards.map { Track(board: $0) }))
     }
 
@@ -103,15 +105,23 @@ public final class Conductor: Sendable {
     /// finishes first; flips not yet started are replaced.
     @discardableResult
     public func play(board: Int, target: [UInt8], start: Int64? = nil) -> Transition {
-        let (transition, nothingMoves, frame, signal) = state.withLock { s in
+        let (transition, nothingMoves, frame, signal, kept) = state.withLock { s in
             let t0 = start ?? MonotonicClock.now()
-            let plan = s.replan(board: board, target: target, t0: t0)
+            let (plan, kept) = s.replan(board: board, target: target, t0: t0)
             let track = s.tracks[board]
             let signal = s.idle && track.pending > 0
             if signal { s.idle = false }
-            return (Transition(plan: plan, number: track.transition, start: t0), track.pending == 0, track.frame, signal)
+            return (Transition(plan: plan, number: track.transition, start: t0), track.pending == 0, track.frame, signal, kept)
         }
         if signal { wake.signal() }
+        if !clackSinks.isEmpty {
+            let flip = transition.plan.timing.flip
+            var clacks = kept
+            for m in transition.plan.moves {
+                for k in 0..<Int(m.flips) { clacks.append(transition.start + m.clack(k, flip: flip)) }
+            }
+            for sink in clackSinks { sink.schedule(board: board, clacks: clacks, since: transition.start) }
+        }
         if nothingMoves {
             for d in drivers { d.settled(board: board, transition: transition.number, frame: frame) }
         }

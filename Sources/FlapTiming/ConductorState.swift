@@ -43,14 +43,15 @@ struct ConductorState: ~Copyable {
 
     init(tracks: [Track]) { self.tracks = tracks }
 
-    /// Replaces the board's pending flips by a plan from where its modules are at t0.
-    mutating func replan(board b: Int, target: [UInt8], t0: Int64) -> FlipPlan {
+    /// Replaces the board's pending flips by a plan from where its modules are at t0. Returns
+    /// the plan and the 90° instants of the flips in progress, which go on.
+    mutating func replan(board b: Int, target: [UInt8], t0: Int64) -> (FlipPlan, [Int64]) {
         var track = tracks[b]
         let flip = track.board.timing.flip
         var states = zip(track.positions, track.busyUntil).map { p, busy in
             ModuleState(position: p, readyAt: max(0, busy - t0))
         }
-        var kept = 0
+        var kept: [Int64] = []
         heap.removeAll { e in
             guard Int(e.board) == b else { return false }
             let m = Int(e.module)
@@ -61,7 +62,7 @@ struct ConductorState: ~Copyable {
                 let n = track.board.drum.count
                 states[m] = ModuleState(position: UInt8((Int(track.positions[m]) + Int(e.direction) + n) % n),
                                         readyAt: flipStart + flip - t0)
-                kept += 1
+                kept.append(e.instant)
                 return false
             }
             states[m].readyAt = max(0, flipStart - t0)
@@ -74,11 +75,11 @@ struct ConductorState: ~Copyable {
                                 module: move.row * Int32(track.board.cols) + move.col,
                                 flip: 0, remaining: move.flips - 1, direction: move.direction))
         }
-        track.pending = kept + plan.moves.count
+        track.pending = kept.count + plan.moves.count
         track.transition += 1
         track.transitionStart = t0
         tracks[b] = track
-        return plan
+        return (plan, kept)
     }
 
     /// Fires every flip due at `now`, advancing positions; collects the events and the boards

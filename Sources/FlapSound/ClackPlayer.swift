@@ -1,0 +1,205 @@
+import CALSA
+import FlapCore
+import FlapTiming
+import Foundation
+import Synchronization
+
+/// Plays the clack of every flip through ALSA at its 90° instant: a `ClackSink` of the
+/// conductor with an audio thread of its own writing one continuous stream. Each clack is
+/// mixed in at the sample that will sound at its instant on the monotonic timeline (the stream
+/// position is mapped to the clock through the PCM's delay, and re-mapped after an underrun or
+/// when they drift apart by more than half a millisecond).
+///
+/// Faults never stop the board: no device, a busy one or one that vanishes → one warning, silence,
+/// and a new try every few seconds.
+public final class ClackPlayer: ClackSink {
+    public struct Options: Sendable {
+        /// ALSA PCM name (`default`, `hw:1,0`, `file:FILE=/tmp/out.wav,FORMAT=wav`, …).
+        public var device = "default"
+        public var volume: Float = 0.8
+        /// How far ahead of the clock the stream is written (ALSA buffer), and one write.
+        public var bufferMs = 20
+        public var periodMs = 5
+        /// Silent between these minutes of the local day (from == to: never silent).
+        public var quietFrom = 0
+        public var quietTo = 0
+        public var model = ClackModel()
+        /// Seconds between tries to open a missing device.
+        public var retrySeconds = 5.0
+        public init() {}
+    }
+
+    /// Counters of the audio path.
+    public struct Counters: Sendable, Hashable {
+        public var clacks = 0
+        public var late = 0
+        public var underruns = 0
+        public var remaps = 0
+        public var openFailures = 0
+        public var peak: Float = 0
+    }
+
+    private let options: Options
+    private let pending = Mutex<[ClackMixer.Clack]>([])
+    private let counters = Mutex(Counters())
+    private let running = Atomic<Bool>(true)
+    private let exited = DispatchSemaphore(value: 0)
+    private let stopSignal = DispatchSemaphore(value: 0)
+    private let warn: @Sendable (String) -> Void
+    private let variants: [[Float]]
+    private let rng = Mutex(SplitMix64(seed: 0xC1AC_C1AC))
+    /// The monotonic instant up to which the stream is written.
+    private let writtenThrough = Mutex<Int64>(0)
+    private let progress = DispatchSemaphore(value: 0)
+
+    /// Synthesises the clacks and starts the audio thread; `warn` gets each fault once.
+    public init(options: Options, warn: @escaping @Sendable (String) -> Void) {
+        self.options = options
+        self.warn = warn
+        variants = options.model.synthesize()
+        let thread = Thread { [self] in
+            var loop = AudioLoop(player: self)
+            loop.run()
+            exited.signal()
+        }
+        thread.name = "clack"
+        thread.start()
+    }
+
+    public var stats: Counters { counters.withLock { $0 } }
+
+    /// Waits until the stream is written through `instant` (monotonic ns); false if the sound
+    /// device is not open by then or the player stopped.
+    public func waitUntilWritten(through instant: Int64) -> Bool {
+        while writtenThrough.withLock({ $0 }) < instant {
+            guard running.load(ordering: .acquiring), progress.wait(timeout: .now() + 10) == .success else { return false }
+        }
+        return true
+    }
+
+    public func schedule(board: Int, clacks: [Int64], since: Int64) {
+        if isQuiet(Date()) { return }
+        let spread = options.model.levelSpread
+        let count = variants.count
+        let fresh: [ClackMixer.Clack] = rng.withLock { rng in
+            clacks.map { t in
+                ClackMixer.Clack(instant: t, board: board, gain: Float(1 + rng.uniform(-spread, spread)),
+                                 variant: Int(rng.next() % UInt64(count)))
+            }
+        }
+        pending.withLock { p in
+            p.removeAll { $0.board == board && $0.instant >= since }
+            p += fresh
+            p.sort { $0.instant < $1.instant }
+        }
+    }
+
+    /// Ends the audio thread after what is written has been handed to the device.
+    public func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        stopSignal.signal()
+        exited.wait()
+    }
+
+    func isQuiet(_ date: Date) -> Bool {
+        guard options.quietFrom != options.quietTo else { return false }
+        let c = Calendar.current.dateComponents([.hour, .minute], from: date)
+        let m = (c.hour ?? 0) * 60 + (c.minute ?? 0)
+        return options.quietFrom < options.quietTo ? (options.quietFrom..<options.quietTo).contains(m)
+            : m >= options.quietFrom || m < options.quietTo
+    }
+
+    /// The audio thread's side: one PCM, the mixer, the clock mapping.
+    private struct AudioLoop {
+        let player: ClackPlayer
+        var mixer: ClackMixer
+        var warned = false
+
+        init(player: ClackPlayer) {
+            self.player = player
+            mixer = ClackMixer(variants: player.variants)
+            mixer.volume = player.options.volume
+        }
+
+        mutating func run() {
+            flap_alsa_quiet()
+            while player.running.load(ordering: .acquiring) {
+                switch PCM.open(player.options) {
+                case .success(let pcm):
+                    warned = false
+                    play(pcm)
+                    pcm.close()
+                case .failure(let fault):
+                    let message = fault.message
+                    player.counters.withLock { $0.openFailures += 1 }
+                    if !warned { player.warn("sound off: \(message); the board flips silently, retrying every \(Int(player.options.retrySeconds)) s") }
+                    warned = true
+                    _ = player.stopSignal.wait(timeout: .now() + player.options.retrySeconds)
+                }
+            }
+        }
+
+        /// Writes the stream until stopped or the device fails.
+        mutating func play(_ pcm: PCM) {
+            let rate = pcm.rate
+            let period = pcm.periodFrames
+            let nanosPerFrame = 1e9 / Double(rate)
+            var floats = [Float](repeating: 0, count: period)
+            var samples = [Int16](repeating: 0, count: period)
+            // Prefill one buffer of silence, then map: the next frame sounds after the delay.
+            guard pcm.write(samples, frames: min(period, pcm.bufferFrames)) >= 0 else { return }
+            var written: Int64 = 0
+            var baseFrame: Int64 = 0
+            var baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
+            let bufferNanos = Int64(Double(pcm.bufferFrames) * nanosPerFrame)
+            var lastCheck = MonotonicClock.now()
+            while player.running.load(ordering: .acquiring) {
+                let time = baseTime + Int64(Double(written - baseFrame) * nanosPerFrame)
+                // Stay no more than one buffer ahead of the clock (a device that does not pace
+                // itself, such as the file plugin, is paced here).
+                let now = MonotonicClock.now()
+                if time - now > bufferNanos { MonotonicClock.sleep(until: time - bufferNanos) }
+                var due = player.pending.withLock { p -> [ClackMixer.Clack] in
+                    let end = time + Int64(Double(period) * nanosPerFrame)
+                    var n = 0
+                    while n < p.count, p[n].instant < end { n += 1 }
+                    defer { p.removeFirst(n) }
+                    return Array(p[0..<n])
+                }
+                mixer.render(&floats, frames: period, time: time, rate: rate, pending: &due)
+                for i in 0..<period { samples[i] = Int16(max(-32767, min(32767, (floats[i] * 32767).rounded()))) }
+                let rc = pcm.write(samples, frames: period)
+                if rc < 0 {
+                    if rc == -EPIPE || rc == -ESTRPIPE, pcm.recover(rc) {
+                        player.counters.withLock { $0.underruns += 1 }
+                        baseFrame = written
+                        baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
+                        continue
+                    }
+                    player.warn("sound device \(player.options.device) failed (\(PCM.describe(rc))); reopening")
+                    return
+                }
+                written += Int64(period)
+                let through = time + Int64(Double(period) * nanosPerFrame)
+                player.writtenThrough.withLock { $0 = through }
+                player.progress.signal()
+                player.counters.withLock {
+                    $0.clacks = mixer.started; $0.late = mixer.late; $0.peak = mixer.peak
+                }
+                // Once a second: does the device still sound frame `written` when we think?
+                let after = MonotonicClock.now()
+                if after - lastCheck > 1_000_000_000, let delay = pcm.delay(), delay > 0 {
+                    lastCheck = after
+                    let measured = after + Int64(Double(delay) * nanosPerFrame)
+                    let predicted = baseTime + Int64(Double(written - baseFrame) * nanosPerFrame)
+                    if abs(measured - predicted) > 500_000 {
+                        baseFrame = written
+                        baseTime = measured
+                        player.counters.withLock { $0.remaps += 1 }
+                    }
+                }
+            }
+            pcm.drain()
+        }
+    }
+}
