@@ -1,4 +1,5 @@
 import FlapCore
+import FlapSound
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
 public struct FlapdConfig: Sendable {
@@ -6,6 +7,7 @@ public struct FlapdConfig: Sendable {
     public var motion = Motion.forward
     public var realtime = RealtimeConfig()
     public var localAPI = LocalAPIConfig()
+    public var sound = SoundConfig()
     public var boards: [BoardConfig] = [BoardConfig()]
 
     public init() {}
@@ -23,6 +25,13 @@ public struct RealtimeConfig: Sendable {
     public var lockMemory = false
     /// Keep CPUs out of idle states slower to wake than this (µs) while flapd runs; nil: no request.
     public var wakeLatencyMicros: Int?
+    public init() {}
+}
+
+/// The clack: on or off, where it plays, how loud, when not.
+public struct SoundConfig: Sendable {
+    public var enabled = true
+    public var player = ClackPlayer.Options()
     public init() {}
 }
 

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapSound
 import Foundation
 import Yams
 
@@ -63,6 +64,7 @@ public enum ConfigLoader {
         }
         rt.rejectUnknownKeys()
         config.localAPI = localAPI(root.child("local_api"), environment: environment)
+        config.sound = sound(root.child("sound"))
         if let list = root.value("boards") {
             if let items = list.sequence, !items.isEmpty {
                 config.boards = items.enumerated().map { i, node in
@@ -94,6 +96,50 @@ public enum ConfigLoader {
             rowStaggerMs: node.int("row_stagger_ms", default: ms(d.rowStagger), in: 0...1000))
         node.rejectUnknownKeys()
         return t
+    }
+
+    static func sound(_ node: ConfigNode) -> SoundConfig {
+        var s = SoundConfig()
+        s.enabled = node.bool("enabled", default: true)
+        var p = ClackPlayer.Options()
+        p.device = node.string("device") ?? p.device
+        p.volume = Float(node.int("volume_percent", default: 80, in: 0...100)) / 100
+        p.bufferMs = node.int("buffer_ms", default: p.bufferMs, in: 5...500)
+        p.periodMs = node.int("period_ms", default: p.periodMs, in: 1...100)
+        if p.periodMs * 2 > p.bufferMs {
+            node.issues.add(node.sub("period_ms"), node.value("period_ms") ?? node.value("buffer_ms"),
+                            "\(p.periodMs) ms must be at most half of buffer_ms (\(p.bufferMs) ms)")
+        }
+        let quiet = node.child("quiet_hours")
+        if quiet.node != nil {
+            p.quietFrom = timeOfDay(quiet, "from") ?? 0
+            p.quietTo = timeOfDay(quiet, "to") ?? 0
+        }
+        quiet.rejectUnknownKeys()
+        let clack = node.child("clack")
+        p.model.durationMs = Double(clack.int("duration_ms", default: 70, in: 50...100))
+        p.model.levelSpread = Double(clack.int("level_variation_percent", default: 10, in: 0...50)) / 100
+        p.model.pitchSpread = Double(clack.int("pitch_variation_percent", default: 4, in: 0...20)) / 100
+        p.model.decaySpread = Double(clack.int("decay_variation_percent", default: 15, in: 0...50)) / 100
+        let pitch = Double(clack.int("pitch_percent", default: 100, in: 50...200)) / 100
+        p.model.modes = p.model.modes.map { ClackModel.Mode(hz: $0.hz * pitch, decayMs: $0.decayMs, level: $0.level) }
+        p.model.thump.hz = Double(clack.int("thump_hz", default: 140, in: 40...400))
+        clack.rejectUnknownKeys()
+        s.player = p
+        node.rejectUnknownKeys()
+        return s
+    }
+
+    /// Minutes since midnight of an "HH:MM" value.
+    static func timeOfDay(_ node: ConfigNode, _ key: String) -> Int? {
+        guard let text = node.string(key) else {
+            node.issues.add(node.sub(key), node.node, "missing (a time of day such as \"22:00\")"); return nil
+        }
+        let parts = text.split(separator: ":").compactMap { Int($0) }
+        guard parts.count == 2, (0..<24).contains(parts[0]), (0..<60).contains(parts[1]) else {
+            node.issues.add(node.sub(key), node.value(key), "'\(text)' is not a time of day HH:MM"); return nil
+        }
+        return parts[0] * 60 + parts[1]
     }
 
     static func localAPI(_ node: ConfigNode, environment: [String: String]) -> LocalAPIConfig {

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapSound
 import FlapTerminal
 import FlapTiming
 import Hummingbird
@@ -16,6 +17,8 @@ public struct Daemon: Sendable {
         public var once: [String] = []
         /// Where to write the flip trace (`-` for stderr), if anywhere.
         public var tracePath: String?
+        /// No clack, whatever the config says.
+        public var noSound = false
         public init() {}
     }
 
@@ -38,7 +41,10 @@ public struct Daemon: Sendable {
             style: style)
         let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
         let watcher = SettleWatcher()
-        let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []), logger: logger)
+        let sound = config.sound.enabled && !options.noSound
+            ? ClackPlayer(options: config.sound.player) { [logger] in logger.warning("\($0)") } : nil
+        let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []),
+                        clackSinks: sound.map { [$0] } ?? [], logger: logger)
         let rt = config.realtime
         for warning in wall.conductor.start(realtime: .init(
             priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
@@ -47,11 +53,16 @@ public struct Daemon: Sendable {
         }
         defer {
             wall.conductor.stop()
+            sound?.stop()
             virtual.finish()
             trace?.finish()
             let l = wall.conductor.lateness
             logger.info("conductor lateness", metadata: [
                 "flips": "\(l.count)", "p50_us": "\(l.p50Micros)", "p99_us": "\(l.p99Micros)", "max_us": "\(l.maxMicros)"])
+            if let s = sound?.stats {
+                logger.info("sound", metadata: ["clacks": "\(s.clacks)", "late": "\(s.late)", "underruns": "\(s.underruns)",
+                                                "remaps": "\(s.remaps)", "peak": "\(s.peak)"])
+            }
         }
         let board = config.localBoardIndex
         if !options.once.isEmpty {

@@ -23,14 +23,14 @@ public final class Wall: Sendable {
         public var substitutions: [Substitution]
     }
 
-    public init(config: FlapdConfig, drivers: [any ModuleDriver], logger: Logger) {
+    public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], logger: Logger) {
         self.config = config
         self.logger = logger
         conductor = Conductor(
             boards: config.boards.map {
                 Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion)
             },
-            drivers: drivers)
+            drivers: drivers, clackSinks: clackSinks)
         targets = Mutex(config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) })
         reported = Mutex(Array(repeating: [], count: config.boards.count))
     }

@@ -102,11 +102,14 @@ public final class ClackPlayer: ClackSink {
     }
 
     func isQuiet(_ date: Date) -> Bool {
-        guard options.quietFrom != options.quietTo else { return false }
         let c = Calendar.current.dateComponents([.hour, .minute], from: date)
-        let m = (c.hour ?? 0) * 60 + (c.minute ?? 0)
-        return options.quietFrom < options.quietTo ? (options.quietFrom..<options.quietTo).contains(m)
-            : m >= options.quietFrom || m < options.quietTo
+        return Self.isQuiet(minute: (c.hour ?? 0) * 60 + (c.minute ?? 0), from: options.quietFrom, to: options.quietTo)
+    }
+
+    /// Whether a minute of the day lies in the quiet hours [from, to), which may span midnight.
+    static func isQuiet(minute m: Int, from: Int, to: Int) -> Bool {
+        guard from != to else { return false }
+        return from < to ? (from..<to).contains(m) : m >= from || m < to
     }
 
     /// The audio thread's side: one PCM, the mixer, the clock mapping.

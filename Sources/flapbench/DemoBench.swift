@@ -22,7 +22,7 @@ enum DemoBench {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
         posix_spawn_file_actions_addclose(&actions, fds[0])
-        let args = [flapd, "demo", "--plain", "--port", "0"]
+        let args = [flapd, "demo", "--plain", "--no-sound", "--port", "0"]
         var argv = args.map { strdup($0) } + [nil]
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, flapd, &actions, nil, &argv, environ)

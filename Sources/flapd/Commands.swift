@@ -12,6 +12,8 @@ struct Run: AsyncParsableCommand {
     var plain = false
     @Option(help: "Write one JSON line per flip (planned and actual instants) to this file; - for stderr.")
     var trace: String?
+    @Flag(help: "No clack, whatever the config says.")
+    var noSound = false
     @OptionGroup var log: LogOptions
 
     func run() async throws {
@@ -20,6 +22,7 @@ struct Run: AsyncParsableCommand {
         var options = Daemon.Options()
         options.plain = plain
         options.tracePath = trace
+        options.noSound = noSound
         try await Daemon(config: config, options: options, logger: logger).run()
     }
 }
@@ -46,6 +49,8 @@ struct Demo: AsyncParsableCommand {
     var key: String?
     @Option(name: .shortAndLong, help: "Start from this config file instead of the demo defaults.")
     var config: String?
+    @Flag(help: "No clack (the demo clacks through the ALSA device 'default' otherwise).")
+    var noSound = false
     @OptionGroup var log: LogOptions
 
     func run() async throws {
@@ -61,6 +66,7 @@ struct Demo: AsyncParsableCommand {
         options.plain = plain
         options.once = once
         options.tracePath = trace
+        options.noSound = noSound
         try await Daemon(config: config, options: options, logger: logger).run()
     }
 }
@@ -104,5 +110,28 @@ struct CheckConfig: ParsableCommand {
         let config = try loadConfig(file)
         let boards = config.boards.map { "\($0.id) \($0.rows)×\($0.cols) \($0.drum.count) flaps \($0.output.rawValue)" }
         print("\(file): OK — \(config.boards.count) board\(config.boards.count == 1 ? "" : "s"): \(boards.joined(separator: "; "))")
+    }
+}
+
+struct SoundTest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sound-test",
+        abstract: "Play a single clack, a row cascade and a full-board change through ALSA; exit 1 if no sound device works.")
+
+    @Option(help: "The ALSA device (default: the config's, else 'default').")
+    var device: String?
+    @Option(name: .shortAndLong, help: "Take the board, timing and sound settings from this config file.")
+    var config: String?
+
+    func run() throws {
+        var config = try loadConfig(self.config)
+        if let device { config.sound.player.device = device }
+        print("clacks through ALSA device '\(config.sound.player.device)'")
+        do {
+            let s = try FlapDaemon.SoundTest.run(config: config) { print($0) }
+            print("played \(s.clacks) clacks: \(s.late) late, \(s.underruns) underruns, peak \(String(format: "%.2f", s.peak)) of full scale")
+        } catch {
+            throw fail("sound-test: \(error)")
+        }
     }
 }

@@ -4,7 +4,7 @@ import Testing
 @Suite(.serialized) struct DemoTests {
     @Test func onceMessagePlaysAndPrintsTheFinalBoard() throws {
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("flapd-trace-\(getpid()).jsonl")
-        let flapd = try FlapdProcess(["demo", "--plain", "--once", "Hello, {63} world", "--trace", trace.path])
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--once", "Hello, {63} world", "--trace", trace.path])
         #expect(flapd.waitForExit() == 0, "\(flapd.stderr)")
         let blank = String(repeating: " ", count: 22)
         #expect(flapd.stdout == """
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func postsOverHTTPReachTheBoard() async throws {
-        let flapd = try FlapdProcess(["demo", "--plain", "--port", "0", "--key", "sesame"])
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--key", "sesame"])
         let port = try #require(flapd.apiPort(), "\(flapd.stderr)")
 
         #expect(try await http("POST", port: port, body: Data(#"{"text":"x"}"#.utf8)).status == 401)
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func sendPostsToARunningDemo() async throws {
-        let flapd = try FlapdProcess(["demo", "--plain", "--port", "0"])
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"])
         let port = try #require(flapd.apiPort())
         let send = try FlapdProcess(["send", "--url", "http://127.0.0.1:\(port)", "good morning"])
         #expect(send.waitForExit() == 0, "\(send.stderr)")

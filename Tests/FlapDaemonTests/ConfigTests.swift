@@ -94,6 +94,30 @@ import Testing
         #expect(found.count == expected.count, "\(found)")
     }
 
+    @Test func soundSettings() throws {
+        let c = try ConfigLoader.parse("""
+            sound:
+              device: "hw:1,0"
+              volume_percent: 50
+              quiet_hours: { from: "22:30", to: "06:45" }
+              clack: { duration_ms: 60, thump_hz: 100 }
+            """)
+        #expect(c.sound.enabled && c.sound.player.device == "hw:1,0" && c.sound.player.volume == 0.5)
+        #expect(c.sound.player.quietFrom == 22 * 60 + 30 && c.sound.player.quietTo == 6 * 60 + 45)
+        #expect(c.sound.player.model.durationMs == 60 && c.sound.player.model.thump.hz == 100)
+        let found = issues("""
+            sound:
+              quiet_hours: { from: "25:00" }
+              buffer_ms: 10
+              period_ms: 8
+              clack: { duration_ms: 200 }
+            """)
+        #expect(found.contains("sound.quiet_hours.from: '25:00' is not a time of day HH:MM (line 2)"), "\(found)")
+        #expect(found.contains { $0.hasPrefix("sound.quiet_hours.to: missing") })
+        #expect(found.contains("sound.period_ms: 8 ms must be at most half of buffer_ms (10 ms) (line 4)"))
+        #expect(found.contains("sound.clack.duration_ms: 200 is outside 50…100 (line 5)"))
+    }
+
     @Test func yamlSyntaxErrorsNameTheLine() {
         let found = issues("boards:\n  - id: [unclosed\n")
         #expect(found.count == 1)

@@ -78,3 +78,15 @@ import Testing
         #expect(buffer[0] == ClackMixer.limit(variants[0][0] * mixer.volume))
     }
 }
+
+@Suite struct QuietHoursTests {
+    @Test func quietHoursMaySpanMidnight() {
+        let night = (from: 22 * 60, to: 7 * 60)
+        #expect(ClackPlayer.isQuiet(minute: 23 * 60, from: night.from, to: night.to))
+        #expect(ClackPlayer.isQuiet(minute: 3 * 60, from: night.from, to: night.to))
+        #expect(!ClackPlayer.isQuiet(minute: 7 * 60, from: night.from, to: night.to))
+        #expect(!ClackPlayer.isQuiet(minute: 12 * 60, from: night.from, to: night.to))
+        #expect(ClackPlayer.isQuiet(minute: 13 * 60, from: 12 * 60, to: 14 * 60))
+        #expect(!ClackPlayer.isQuiet(minute: 13 * 60, from: 0, to: 0), "from == to: never quiet")
+    }
+}
