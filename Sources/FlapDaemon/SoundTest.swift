@@ -9,7 +9,13 @@ import Synchronization
 public enum SoundTest {
     public struct Failure: Error, CustomStringConvertible { public var description: String }
 
-    public static func run(config: FlapdConfig, say: (String) -> Void) throws(Failure) -> ClackPlayer.Counters {
+    /// What was played: the player's counters and the planned instant of every clack.
+    public struct Report: Sendable {
+        public var counters: ClackPlayer.Counters
+        public var clacks: [Int64]
+    }
+
+    public static func run(config: FlapdConfig, say: (String) -> Void) throws(Failure) -> Report {
         let board = config.boards[config.localBoardIndex]
         let fault = Mutex<String?>(nil)
         let player = ClackPlayer(options: config.sound.player) { w in fault.withLock { $0 = $0 ?? w } }
@@ -21,17 +27,24 @@ public enum SoundTest {
             drivers: [settle], clackSinks: [player])
         _ = conductor.start()
         defer { conductor.stop() }
+        // Let the stream settle its clock mapping before the first clack.
+        if !player.waitUntilWritten(through: MonotonicClock.now() + 300_000_000) {
+            throw Failure(description: fault.withLock { $0 } ?? "the sound device made no progress")
+        }
         let names = ["a single clack", "a row cascade", "a full-board change"]
+        var instants: [Int64] = []
         for (i, (rows, cols)) in sizes.enumerated() {
             let target = [UInt8](repeating: UInt8(min(1, board.drum.count - 1)), count: rows * cols)
             let t = conductor.play(board: i, target: target, start: MonotonicClock.now() + 50_000_000)
+            let flip = t.plan.timing.flip
+            instants += t.plan.moves.flatMap { m in (0..<Int(m.flips)).map { t.start + m.clack($0, flip: flip) } }.sorted()
             say("\(names[i]): \(t.plan.flipCount) clack\(t.plan.flipCount == 1 ? "" : "s") over \(t.plan.duration / 1_000_000) ms")
             settle.wait()
             if !player.waitUntilWritten(through: t.start + t.plan.duration + 150_000_000) {
                 throw Failure(description: fault.withLock { $0 } ?? "the sound device made no progress")
             }
         }
-        return player.stats
+        return Report(counters: player.stats, clacks: instants)
     }
 }
 

@@ -37,6 +37,10 @@ public final class ClackPlayer: ClackSink {
         public var remaps = 0
         public var openFailures = 0
         public var peak: Float = 0
+        /// The monotonic instant (ns) at which the first frame written to the device sounds, as
+        /// the current clock mapping has it: frame n of the stream sounds at origin + n / rate.
+        public var origin: Int64 = 0
+        public var rate = 0
     }
 
     private let options: Options
@@ -149,11 +153,16 @@ public final class ClackPlayer: ClackSink {
             let nanosPerFrame = 1e9 / Double(rate)
             var floats = [Float](repeating: 0, count: period)
             var samples = [Int16](repeating: 0, count: period)
-            // Prefill one buffer of silence, then map: the next frame sounds after the delay.
-            guard pcm.write(samples, frames: min(period, pcm.bufferFrames)) >= 0 else { return }
+            // Prefill the whole buffer with silence, which starts the device (its start
+            // threshold is a full buffer); then map: the next frame sounds after the delay.
+            // Clacks due in the first 200 ms may sit off by what the device settles to.
+            let prefill = max(period, pcm.bufferFrames / period * period)
+            for _ in 0..<(prefill / period) { guard pcm.write(samples, frames: period) >= 0 else { return } }
             var written: Int64 = 0
             var baseFrame: Int64 = 0
             var baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
+            let origin = { (baseTime: Int64, baseFrame: Int64) in baseTime - Int64(Double(Int64(prefill) + baseFrame) * nanosPerFrame) }
+            player.counters.withLock { $0.origin = origin(baseTime, baseFrame); $0.rate = rate }
             let bufferNanos = Int64(Double(pcm.bufferFrames) * nanosPerFrame)
             var lastCheck = MonotonicClock.now()
             while player.running.load(ordering: .acquiring) {
@@ -177,6 +186,7 @@ public final class ClackPlayer: ClackSink {
                         player.counters.withLock { $0.underruns += 1 }
                         baseFrame = written
                         baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
+                        player.counters.withLock { $0.origin = origin(baseTime, baseFrame) }
                         continue
                     }
                     player.warn("sound device \(player.options.device) failed (\(PCM.describe(rc))); reopening")
@@ -191,14 +201,17 @@ public final class ClackPlayer: ClackSink {
                 }
                 // Once a second: does the device still sound frame `written` when we think?
                 let after = MonotonicClock.now()
-                if after - lastCheck > 1_000_000_000, let delay = pcm.delay(), delay > 0 {
+                // While the device settles (its first 200 ms, when some report a delay that does
+                // not hold yet) the mapping is checked every period, then once a second.
+                let settling = written < Int64(rate / 5)
+                if settling || after - lastCheck > 1_000_000_000, let delay = pcm.delay(), delay > 0 {
                     lastCheck = after
                     let measured = after + Int64(Double(delay) * nanosPerFrame)
                     let predicted = baseTime + Int64(Double(written - baseFrame) * nanosPerFrame)
                     if abs(measured - predicted) > 500_000 {
                         baseFrame = written
                         baseTime = measured
-                        player.counters.withLock { $0.remaps += 1 }
+                        player.counters.withLock { if !settling { $0.remaps += 1 }; $0.origin = origin(baseTime, baseFrame) }
                     }
                 }
             }

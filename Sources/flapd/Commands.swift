@@ -122,14 +122,24 @@ struct SoundTest: ParsableCommand {
     var device: String?
     @Option(name: .shortAndLong, help: "Take the board, timing and sound settings from this config file.")
     var config: String?
+    @Flag(help: "Print one JSON object: the stream's clock origin, every planned clack instant (monotonic ns) and the counters.")
+    var json = false
 
     func run() throws {
         var config = try loadConfig(self.config)
         if let device { config.sound.player.device = device }
-        print("clacks through ALSA device '\(config.sound.player.device)'")
+        let say: (String) -> Void = json ? { _ in } : { print($0) }
+        say("clacks through ALSA device '\(config.sound.player.device)'")
         do {
-            let s = try FlapDaemon.SoundTest.run(config: config) { print($0) }
-            print("played \(s.clacks) clacks: \(s.late) late, \(s.underruns) underruns, peak \(String(format: "%.2f", s.peak)) of full scale")
+            let report = try FlapDaemon.SoundTest.run(config: config, say: say)
+            let s = report.counters
+            if json {
+                print("{\"rate\":\(s.rate),\"origin_ns\":\(s.origin),\"clacks\":\(s.clacks),\"late\":\(s.late),"
+                    + "\"underruns\":\(s.underruns),\"remaps\":\(s.remaps),\"peak\":\(s.peak),"
+                    + "\"clacks_ns\":[\(report.clacks.map(String.init).joined(separator: ","))]}")
+                return
+            }
+            say("played \(s.clacks) clacks: \(s.late) late, \(s.underruns) underruns, \(s.remaps) clock re-maps, peak \(String(format: "%.2f", s.peak)) of full scale")
         } catch {
             throw fail("sound-test: \(error)")
         }

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// The clack through a device that plays in real time: a PulseAudio null sink, reached through
+/// ALSA's pulse plugin, behind ALSA's file plugin so that the exact stream is kept as a WAV.
+@Suite struct PacedSoundTests {
+    @Test func clacksLandOnTheWallClockTheConductorPlanned() throws {
+        let pulseaudio = "/usr/bin/pulseaudio"
+        try #require(FileManager.default.isExecutableFile(atPath: pulseaudio), "pulseaudio is missing: ./setup --test installs it")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-pulse-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+
+        // Spawned directly: Foundation's Process would block reaping it when flapd exits.
+        let server = try Spawned(pulseaudio, ["-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                                              "-L", "module-native-protocol-unix socket=\(dir)/native auth-anonymous=1",
+                                              "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
+                                 environment: ["HOME=\(dir)", "XDG_RUNTIME_DIR=\(dir)", "PATH=/usr/bin:/bin"])
+        defer { server.stop() }
+        // The server is ready when its socket exists (bounded only against a hang).
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline, server.isRunning {
+            usleep(20_000)
+        }
+        try #require(FileManager.default.fileExists(atPath: "\(dir)/native"), "pulseaudio did not start")
+
+        try """
+            pcm.flapsink { type pulse; server "unix:\(dir)/native"; device "flap" }
+            pcm.flapcopy { type file; slave.pcm "flapsink"; file "\(dir)/copy.wav"; format "wav"; truncate true }
+            """.write(toFile: "\(dir)/asound.conf", atomically: true, encoding: .utf8)
+        let test = try FlapdProcess(["sound-test", "--device", "flapcopy", "--json"],
+                                    environment: ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(dir)/asound.conf", "HOME": dir])
+        #expect(test.waitForExit() == 0, "\(test.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(test.stdout.utf8)) as? [String: Any])
+        let rate = try #require(report["rate"] as? Int)
+        let origin = try #require((report["origin_ns"] as? NSNumber)?.int64Value)
+        let planned = try #require((report["clacks_ns"] as? [NSNumber])?.map(\.int64Value))
+        #expect(report["underruns"] as? Int == 0)
+        #expect(report["remaps"] as? Int == 0, "the device kept the clock mapping the player made at start")
+        #expect(report["clacks"] as? Int == planned.count)
+
+        // The three parts (single clack, row cascade, full board) each begin after silence.
+        let starts = planned.indices.filter { $0 == 0 || planned[$0] - planned[$0 - 1] > 100_000_000 }.map { planned[$0] }
+        let found = onsets(try wavSamples("\(dir)/copy.wav"))
+        #expect(found.count == starts.count, "onsets at \(found)")
+        for (onset, instant) in zip(found, starts) {
+            let heard = origin + Int64(onset) * 1_000_000_000 / Int64(rate)
+            let error = Double(heard - instant) / 1e6
+            #expect(abs(error) <= 3, "a clack planned at \(instant) sounded \(error) ms off")
+        }
+    }
+}
+
+/// The samples of a 16-bit mono WAV file as ALSA's file plugin writes it.
+func wavSamples(_ path: String) throws -> [Int16] {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    guard let at = (0..<max(0, bytes.count - 8)).first(where: { bytes[$0..<$0 + 4].elementsEqual("data".utf8) }) else { return [] }
+    let body = bytes[(at + 8)...]
+    return stride(from: body.startIndex, to: body.endIndex - 1, by: 2).map {
+        Int16(bitPattern: UInt16(body[$0]) | UInt16(body[$0 + 1]) << 8)
+    }
+}
+
+/// Sample indices where sound starts after at least 5 ms (at 48 kHz) of silence.
+func onsets(_ s: [Int16]) -> [Int] {
+    var result: [Int] = []
+    var quiet = 240
+    for (i, x) in s.enumerated() {
+        let a = abs(Int(x))
+        if a > 300 {
+            if quiet >= 240 { result.append(i) }
+            quiet = 0
+        } else if a < 30 {
+            quiet += 1
+        } else {
+            quiet = 0
+        }
+    }
+    return result
+}
+
+/// A child process started with posix_spawn, its output to /dev/null.
+final class Spawned {
+    let pid: pid_t
+
+    init(_ path: String, _ arguments: [String], environment: [String]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var argv = ([path] + arguments).map { strdup($0) } + [nil]
+        var envp = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, nil, &argv, &envp)
+        guard rc == 0 else { throw CocoaError(.executableLoad) }
+        self.pid = pid
+    }
+
+    var isRunning: Bool { kill(pid, 0) == 0 }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+    }
+}
