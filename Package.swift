@@ -58,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "flapbench",
             dependencies: [
-                "FlapCore", "FlapTiming",
+                "FlapCore", "FlapTiming", "FlapSound",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

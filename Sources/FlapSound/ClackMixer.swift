@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlapTiming
+
 /// Mixes clacks into a stream: each clack starts at the sample of its instant; clacks starting
 /// on the same sample sound as one voice of their summed energy; at most `voiceCap` voices at
 /// once (the oldest, most decayed, give way); a soft limiter keeps the sum below full scale.
@@ -8,6 +13,9 @@ public struct ClackMixer: Sendable {
         public var board: Int
         public var gain: Float
         public var variant: Int
+        public init(instant: Int64, board: Int, gain: Float, variant: Int) {
+            self.instant = instant; self.board = board; self.gain = gain; self.variant = variant
+        }
     }
 
     struct Voice {
@@ -26,6 +34,9 @@ public struct ClackMixer: Sendable {
     public private(set) var late = 0
     /// Largest magnitude the limiter let through.
     public private(set) var peak: Float = 0
+    /// |sounding instant of each clack's first sample − its planned instant|, by the clock
+    /// mapping the stream had when the clack was mixed.
+    public private(set) var onsetError = LatenessHistogram()
 
     public init(variants: [[Float]]) { self.variants = variants }
 
@@ -44,6 +55,7 @@ public struct ClackMixer: Sendable {
                 let offset = Int((Double(c.instant - time) * Double(rate) / 1e9).rounded())
                 if offset < 0 { late += 1 }
                 let start = max(0, offset)
+                onsetError.record(abs(time + Int64(Double(start) * 1e9 / Double(rate)) - c.instant))
                 let g = groups[start] ?? (0, c.variant)
                 groups[start] = (g.energy + c.gain * c.gain, g.variant)
                 started += 1
@@ -74,17 +86,14 @@ public struct ClackMixer: Sendable {
         }
     }
 
-    /// Soft limiter: linear up to 0.7, then a tanh knee that approaches but never reaches 1.
+    /// Soft limiter: linear up to 0.7, then a tanh knee that approaches but never passes 0.98.
     @inline(__always)
     static func limit(_ x: Float) -> Float {
         let threshold: Float = 0.7
         let a = abs(x)
         guard a > threshold else { return x }
-        let y = threshold + (1 - threshold) * tanhf((a - threshold) / (1 - threshold)) * 0.999
+        let y = threshold + (0.98 - threshold) * tanhf((a - threshold) / (0.98 - threshold))
         return x < 0 ? -y : y
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -41,6 +41,8 @@ public final class ClackPlayer: ClackSink {
         /// the current clock mapping has it: frame n of the stream sounds at origin + n / rate.
         public var origin: Int64 = 0
         public var rate = 0
+        /// How far from its planned instant each clack was placed in the stream.
+        public var onsetError = LatenessHistogram().summary
     }
 
     private let options: Options
@@ -198,6 +200,7 @@ public final class ClackPlayer: ClackSink {
                 player.progress.signal()
                 player.counters.withLock {
                     $0.clacks = mixer.started; $0.late = mixer.late; $0.peak = mixer.peak
+                    if $0.onsetError.count != mixer.onsetError.count { $0.onsetError = mixer.onsetError.summary }
                 }
                 // Once a second: does the device still sound frame `written` when we think?
                 let after = MonotonicClock.now()

@@ -10,7 +10,7 @@ struct FlapBench: AsyncParsableCommand {
         commandName: "flapbench",
         abstract: "Benchmarks: planner time, conductor lateness against a Task.sleep baseline (and cyclictest), flapd demo CPU and RSS.")
 
-    @Option(help: "Which figures: all, planner, conductor, demo.")
+    @Option(help: "Which figures: all, planner, conductor, sound, demo.")
     var only: String = "all"
     @Option(help: "Seconds of full-board animation for each scheduler.")
     var seconds: Double = 10
@@ -20,10 +20,13 @@ struct FlapBench: AsyncParsableCommand {
     var transitions: Int = 20
     @Option(help: "The flapd to measure (default: the one built beside flapbench).")
     var flapd: String?
+    @Option(help: "ALSA device for the sound figures (default: the file plugin writing to /dev/null, paced by the player).")
+    var soundDevice = "file:FILE=/dev/null,FORMAT=raw"
 
     func run() async throws {
         if only == "all" || only == "planner" { PlannerBench.run() }
         if only == "all" || only == "conductor" { await ConductorBench.run(seconds: seconds, loads: load) }
+        if only == "all" || only == "sound" { SoundBench.run(device: soundDevice) }
         if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions, flapd: flapd) }
     }
 }

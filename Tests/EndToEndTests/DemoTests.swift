@@ -60,7 +60,7 @@ import Testing
         #expect(try await http("POST", port: port, body: Data(#"{"text":"ABC"}"#.utf8), key: "sesame").status == 201)
         #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2] == "         ABC          " }, "\(flapd.stdout)")
 
-        flapd.process.terminate()
+        flapd.terminate()
         #expect(flapd.waitForExit() == 0, "SIGTERM is a clean stop")
     }
 
@@ -70,7 +70,7 @@ import Testing
         let send = try FlapdProcess(["send", "--url", "http://127.0.0.1:\(port)", "good morning"])
         #expect(send.waitForExit() == 0, "\(send.stderr)")
         #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2] == "     GOOD MORNING     " }, "\(flapd.stdout)")
-        flapd.process.terminate()
+        flapd.terminate()
         #expect(flapd.waitForExit() == 0)
         let refused = try FlapdProcess(["send", "--url", "http://127.0.0.1:\(port)", "nobody home"])
         #expect(refused.waitForExit() == 1)

@@ -4,55 +4,80 @@ import FoundationNetworking
 #endif
 
 /// The real `flapd` executable as a child process, its stdout and stderr collected as they
-/// come, so that a test can wait for what it prints.
+/// come, so that a test can wait for what it prints. Spawned and reaped with posix_spawn and
+/// waitpid on threads of its own: Foundation's Process can block reaping one child while
+/// another runs.
 final class FlapdProcess: @unchecked Sendable {
-    let process = Process()
+    let pid: pid_t
     private let lock = NSCondition()
     private var out = Data()
     private var err = Data()
-    private var exited = false
+    private var status: Int32?
     private var openStreams = 2
     /// The process has exited and both its pipes reached end of file.
-    private var ended: Bool { exited && openStreams == 0 }
+    private var ended: Bool { status != nil && openStreams == 0 }
 
     /// The flapd built beside this test bundle (or $FLAPD_BIN).
-    static var executable: URL {
-        if let path = ProcessInfo.processInfo.environment["FLAPD_BIN"] { return URL(fileURLWithPath: path) }
+    static var executable: String {
+        if let path = ProcessInfo.processInfo.environment["FLAPD_BIN"] { return path }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("flapd").path), dir.path != "/" {
             dir = dir.deletingLastPathComponent()
         }
-        return dir.appendingPathComponent("flapd")
+        return dir.appendingPathComponent("flapd").path
     }
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
+    /// Starts flapd (or another program) with these arguments; the environment is this
+    /// process's, without FLAPD_LOCAL_API_KEY, plus `environment`.
+    init(_ arguments: [String], environment: [String: String] = [:], executable: String = FlapdProcess.executable) throws {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "FLAPD_LOCAL_API_KEY")
         env.merge(environment) { _, new in new }
-        process.environment = env
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        stdout.fileHandleForReading.readabilityHandler = { [self] h in append(h, toErr: false) }
-        stderr.fileHandleForReading.readabilityHandler = { [self] h in append(h, toErr: true) }
-        process.terminationHandler = { [self] _ in
-            lock.lock(); exited = true; lock.broadcast(); lock.unlock()
+        var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw CocoaError(.fileReadUnknown) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        let path = executable
+        var argv = ([path] + arguments).map { strdup($0) } + [nil]
+        var envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, nil, &argv, &envp)
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else { close(outPipe[0]); close(errPipe[0]); throw CocoaError(.executableLoad) }
+        self.pid = pid
+        for (fd, toErr) in [(outPipe[0], false), (errPipe[0], true)] {
+            Thread { [self] in drain(fd, toErr: toErr) }.start()
         }
-        try process.run()
+        Thread { [self] in
+            var raw: Int32 = 0
+            while waitpid(self.pid, &raw, 0) < 0, errno == EINTR {}
+            lock.lock()
+            status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            lock.broadcast()
+            lock.unlock()
+        }.start()
     }
 
-    private func append(_ handle: FileHandle, toErr: Bool) {
-        let data = handle.availableData
-        lock.lock()
-        if data.isEmpty {
-            handle.readabilityHandler = nil
-            openStreams -= 1
-        } else if toErr { err.append(data) } else { out.append(data) }
-        lock.broadcast()
-        lock.unlock()
+    private func drain(_ fd: Int32, toErr: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            lock.lock()
+            if n <= 0 {
+                openStreams -= 1
+            } else if toErr { err.append(contentsOf: buffer[0..<n]) } else { out.append(contentsOf: buffer[0..<n]) }
+            lock.broadcast()
+            lock.unlock()
+            if n <= 0 { close(fd); return }
+        }
     }
 
     var stdout: String { lock.lock(); defer { lock.unlock() }; return String(decoding: out, as: UTF8.self) }
@@ -72,12 +97,16 @@ final class FlapdProcess: @unchecked Sendable {
         }
     }
 
-    /// Waits for the process to end and returns its exit status.
+    /// Waits for the process to end (and its output to be read) and returns its exit status.
     func waitForExit() -> Int32 {
-        process.waitUntilExit()
-        waitUntil { _, _ in false }  // drain what the pipes still hold
-        return process.terminationStatus
+        waitUntil { _, _ in false }
+        lock.lock()
+        defer { lock.unlock() }
+        return status ?? -1
     }
+
+    /// Sends SIGTERM.
+    func terminate() { kill(pid, SIGTERM) }
 
     /// The local API's port, from the start-up log line.
     func apiPort() -> Int? {
@@ -90,7 +119,12 @@ final class FlapdProcess: @unchecked Sendable {
         return port
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    deinit {
+        lock.lock()
+        let running = status == nil
+        lock.unlock()
+        if running { kill(pid, SIGKILL) }
+    }
 }
 
 /// One HTTP exchange with the local API over loopback.

@@ -11,15 +11,14 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
-        // Spawned directly: Foundation's Process would block reaping it when flapd exits.
-        let server = try Spawned(pulseaudio, ["-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-                                              "-L", "module-native-protocol-unix socket=\(dir)/native auth-anonymous=1",
-                                              "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
-                                 environment: ["HOME=\(dir)", "XDG_RUNTIME_DIR=\(dir)", "PATH=/usr/bin:/bin"])
-        defer { server.stop() }
+        let server = try FlapdProcess(["-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                                       "-L", "module-native-protocol-unix socket=\(dir)/native auth-anonymous=1",
+                                       "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
+                                      environment: ["HOME": dir, "XDG_RUNTIME_DIR": dir], executable: pulseaudio)
+        defer { server.terminate(); _ = server.waitForExit() }
         // The server is ready when its socket exists (bounded only against a hang).
         let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline, server.isRunning {
+        while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline {
             usleep(20_000)
         }
         try #require(FileManager.default.fileExists(atPath: "\(dir)/native"), "pulseaudio did not start")
@@ -79,31 +78,3 @@ func onsets(_ s: [Int16]) -> [Int] {
     return result
 }
 
-/// A child process started with posix_spawn, its output to /dev/null.
-final class Spawned {
-    let pid: pid_t
-
-    init(_ path: String, _ arguments: [String], environment: [String]) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var argv = ([path] + arguments).map { strdup($0) } + [nil]
-        var envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, &argv, &envp)
-        guard rc == 0 else { throw CocoaError(.executableLoad) }
-        self.pid = pid
-    }
-
-    var isRunning: Bool { kill(pid, 0) == 0 }
-
-    func stop() {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-    }
-}
