@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapDaemon",
+                "FlapDaemon", "FlapSound",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -42,7 +42,8 @@ public struct Daemon: Sendable {
         let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
         let watcher = SettleWatcher()
         let sound = config.sound.enabled && !options.noSound
-            ? ClackPlayer(options: config.sound.player) { [logger] in logger.warning("\($0)") } : nil
+            ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
+                          notice: { [logger] in logger.notice("\($0)") }) : nil
         let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []),
                         clackSinks: sound.map { [$0] } ?? [], logger: logger)
         let rt = config.realtime
@@ -60,7 +61,7 @@ public struct Daemon: Sendable {
             logger.info("conductor lateness", metadata: [
                 "flips": "\(l.count)", "p50_us": "\(l.p50Micros)", "p99_us": "\(l.p99Micros)", "max_us": "\(l.maxMicros)"])
             if let s = sound?.stats {
-                logger.info("sound", metadata: ["clacks": "\(s.clacks)", "late": "\(s.late)", "underruns": "\(s.underruns)",
+                logger.info("sound", metadata: ["clacks": "\(s.clacks)", "late": "\(s.late)", "dropped": "\(s.dropped)", "underruns": "\(s.underruns)",
                                                 "remaps": "\(s.remaps)", "peak": "\(s.peak)"])
             }
         }

@@ -32,6 +32,9 @@ public struct ClackMixer: Sendable {
     /// Clacks that started (one per clack, even when merged), clacks that started late.
     public private(set) var started = 0
     public private(set) var late = 0
+    /// Clacks more than 50 ms overdue when their turn came (after an underrun or a device
+    /// that was away): dropped, not played as a late burst.
+    public private(set) var dropped = 0
     /// Largest magnitude the limiter let through.
     public private(set) var peak: Float = 0
     /// |sounding instant of each clack's first sample − its planned instant|, by the clock
@@ -53,6 +56,7 @@ public struct ClackMixer: Sendable {
             var groups: [Int: (energy: Float, variant: Int)] = [:]
             for c in pending[0..<due] {
                 let offset = Int((Double(c.instant - time) * Double(rate) / 1e9).rounded())
+                if offset < -rate / 20 { dropped += 1; continue }
                 if offset < 0 { late += 1 }
                 let start = max(0, offset)
                 onsetError.record(abs(time + Int64(Double(start) * 1e9 / Double(rate)) - c.instant))

@@ -33,6 +33,7 @@ public final class ClackPlayer: ClackSink {
     public struct Counters: Sendable, Hashable {
         public var clacks = 0
         public var late = 0
+        public var dropped = 0
         public var underruns = 0
         public var remaps = 0
         public var openFailures = 0
@@ -52,16 +53,20 @@ public final class ClackPlayer: ClackSink {
     private let exited = DispatchSemaphore(value: 0)
     private let stopSignal = DispatchSemaphore(value: 0)
     private let warn: @Sendable (String) -> Void
+    private let notice: @Sendable (String) -> Void
     private let variants: [[Float]]
     private let rng = Mutex(SplitMix64(seed: 0xC1AC_C1AC))
     /// The monotonic instant up to which the stream is written.
     private let writtenThrough = Mutex<Int64>(0)
     private let progress = DispatchSemaphore(value: 0)
 
-    /// Synthesises the clacks and starts the audio thread; `warn` gets each fault once.
-    public init(options: Options, warn: @escaping @Sendable (String) -> Void) {
+    /// Synthesises the clacks and starts the audio thread; `warn` gets each fault once, and
+    /// `notice` the news that sound is back after one.
+    public init(options: Options, warn: @escaping @Sendable (String) -> Void,
+                notice: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
         self.warn = warn
+        self.notice = notice
         variants = options.model.synthesize()
         let thread = Thread { [self] in
             var loop = AudioLoop(player: self)
@@ -93,8 +98,10 @@ public final class ClackPlayer: ClackSink {
                                  variant: Int(rng.next() % UInt64(count)))
             }
         }
+        let stale = MonotonicClock.now() - 1_000_000_000
         pending.withLock { p in
-            p.removeAll { $0.board == board && $0.instant >= since }
+            // Replaced, or long past (nothing plays them while the device is away).
+            p.removeAll { ($0.board == board && $0.instant >= since) || $0.instant < stale }
             p += fresh
             p.sort { $0.instant < $1.instant }
         }
@@ -135,9 +142,14 @@ public final class ClackPlayer: ClackSink {
             while player.running.load(ordering: .acquiring) {
                 switch PCM.open(player.options) {
                 case .success(let pcm):
+                    if warned { player.notice("sound back on: ALSA device '\(player.options.device)' is open") }
                     warned = false
-                    play(pcm)
+                    let stopped = play(pcm)
                     pcm.close()
+                    if !stopped {
+                        warned = true
+                        _ = player.stopSignal.wait(timeout: .now() + player.options.retrySeconds)
+                    }
                 case .failure(let fault):
                     let message = fault.message
                     player.counters.withLock { $0.openFailures += 1 }
@@ -148,8 +160,8 @@ public final class ClackPlayer: ClackSink {
             }
         }
 
-        /// Writes the stream until stopped or the device fails.
-        mutating func play(_ pcm: PCM) {
+        /// Writes the stream until stopped (true) or the device fails (false, after a warning).
+        mutating func play(_ pcm: PCM) -> Bool {
             let rate = pcm.rate
             let period = pcm.periodFrames
             let nanosPerFrame = 1e9 / Double(rate)
@@ -159,7 +171,13 @@ public final class ClackPlayer: ClackSink {
             // threshold is a full buffer); then map: the next frame sounds after the delay.
             // Clacks due in the first 200 ms may sit off by what the device settles to.
             let prefill = max(period, pcm.bufferFrames / period * period)
-            for _ in 0..<(prefill / period) { guard pcm.write(samples, frames: period) >= 0 else { return } }
+            for _ in 0..<(prefill / period) {
+                let rc = pcm.write(samples, frames: period)
+                if rc < 0 {
+                    player.warn("sound device \(player.options.device) refused the stream (\(PCM.describe(rc))); the board flips silently")
+                    return false
+                }
+            }
             var written: Int64 = 0
             var baseFrame: Int64 = 0
             var baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
@@ -191,15 +209,15 @@ public final class ClackPlayer: ClackSink {
                         player.counters.withLock { $0.origin = origin(baseTime, baseFrame) }
                         continue
                     }
-                    player.warn("sound device \(player.options.device) failed (\(PCM.describe(rc))); reopening")
-                    return
+                    player.warn("sound device \(player.options.device) failed (\(PCM.describe(rc))); the board flips silently while it is reopened")
+                    return false
                 }
                 written += Int64(period)
                 let through = time + Int64(Double(period) * nanosPerFrame)
                 player.writtenThrough.withLock { $0 = through }
                 player.progress.signal()
                 player.counters.withLock {
-                    $0.clacks = mixer.started; $0.late = mixer.late; $0.peak = mixer.peak
+                    $0.clacks = mixer.started; $0.late = mixer.late; $0.dropped = mixer.dropped; $0.peak = mixer.peak
                     if $0.onsetError.count != mixer.onsetError.count { $0.onsetError = mixer.onsetError.summary }
                 }
                 // Once a second: does the device still sound frame `written` when we think?
@@ -219,6 +237,7 @@ public final class ClackPlayer: ClackSink {
                 }
             }
             pcm.drain()
+            return true
         }
     }
 }

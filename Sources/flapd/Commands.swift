@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlapDaemon
+import FlapSound
 import Foundation
 
 struct Run: AsyncParsableCommand {

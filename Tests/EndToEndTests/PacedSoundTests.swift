@@ -5,23 +5,12 @@ import Testing
 /// ALSA's pulse plugin, behind ALSA's file plugin so that the exact stream is kept as a WAV.
 @Suite struct PacedSoundTests {
     @Test func clacksLandOnTheWallClockTheConductorPlanned() throws {
-        let pulseaudio = "/usr/bin/pulseaudio"
-        try #require(FileManager.default.isExecutableFile(atPath: pulseaudio), "pulseaudio is missing: ./setup --test installs it")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-pulse-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
-        let server = try FlapdProcess(["-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-                                       "-L", "module-native-protocol-unix socket=\(dir)/native auth-anonymous=1",
-                                       "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
-                                      environment: ["HOME": dir, "XDG_RUNTIME_DIR": dir], executable: pulseaudio)
-        defer { server.terminate(); _ = server.waitForExit() }
-        // The server is ready when its socket exists (bounded only against a hang).
-        let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline {
-            usleep(20_000)
-        }
-        try #require(FileManager.default.fileExists(atPath: "\(dir)/native"), "pulseaudio did not start")
+        let server = try PulseServer(dir: dir)
+        defer { server.stop() }
 
         try """
             pcm.flapsink { type pulse; server "unix:\(dir)/native"; device "flap" }
@@ -47,6 +36,59 @@ import Testing
             let error = Double(heard - instant) / 1e6
             #expect(abs(error) <= 3, "a clack planned at \(instant) sounded \(error) ms off")
         }
+    }
+
+    @Test func aVanishingDeviceSilencesTheBoardWhichFlipsOn() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-pulse-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var server = try PulseServer(dir: dir)
+        try #"pcm.flapsink { type pulse; server "unix:\#(dir)/native"; device "flap" }"#
+            .write(toFile: "\(dir)/asound.conf", atomically: true, encoding: .utf8)
+        try "sound: { device: flapsink }\n".write(toFile: "\(dir)/flapd.yaml", atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["demo", "--plain", "--port", "0", "--config", "\(dir)/flapd.yaml"],
+                                     environment: ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(dir)/asound.conf", "HOME": dir])
+        let port = try #require(flapd.apiPort(), "\(flapd.stderr)")
+        func show(_ text: String) async throws {
+            #expect(try await http("POST", port: port, body: Data(#"{"text":"\#(text)"}"#.utf8)).status == 201)
+            #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains(text) == true }, "\(flapd.stdout)")
+        }
+        try await show("ONE")
+        server.stop()  // the sound server goes away, as an unplugged USB card does
+        try await show("TWO")
+        #expect(flapd.waitUntil { _, e in e.contains("the board flips silently") }, "\(flapd.stderr)")
+        server = try PulseServer(dir: dir)
+        defer { server.stop() }
+        #expect(flapd.waitUntil { _, e in e.contains("sound back on") }, "\(flapd.stderr)")
+        try await show("THREE")
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
+        #expect(!flapd.stderr.contains(" error flapd:") && !flapd.stderr.contains(" critical flapd:"),
+                "faults of the sound device are warnings, not errors: \(flapd.stderr)")
+    }
+}
+
+/// A PulseAudio server with one null sink, `flap`, on a socket in `dir`.
+struct PulseServer {
+    let process: FlapdProcess
+
+    init(dir: String) throws {
+        let pulseaudio = "/usr/bin/pulseaudio"
+        try #require(FileManager.default.isExecutableFile(atPath: pulseaudio), "pulseaudio is missing: ./setup --test installs it")
+        try? FileManager.default.removeItem(atPath: "\(dir)/native")
+        process = try FlapdProcess(["-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+                                    "-L", "module-native-protocol-unix socket=\(dir)/native auth-anonymous=1",
+                                    "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
+                                   environment: ["HOME": dir, "XDG_RUNTIME_DIR": dir], executable: pulseaudio)
+        // Ready when its socket exists (bounded only against a hang).
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline { usleep(20_000) }
+        try #require(FileManager.default.fileExists(atPath: "\(dir)/native"), "pulseaudio did not start: \(process.stderr)")
+    }
+
+    func stop() {
+        kill(process.pid, SIGKILL)
+        _ = process.waitForExit()
     }
 }
 

@@ -69,6 +69,15 @@ import Testing
         #expect(buffer.allSatisfy { abs($0) < 1 })
     }
 
+    @Test func longOverdueClacksAreDroppedNotBurst() {
+        var mixer = ClackMixer(variants: variants)
+        var pending = [ClackMixer.Clack(instant: 0, board: 0, gain: 1, variant: 0)]
+        var buffer: [Float] = []
+        mixer.render(&buffer, frames: 240, time: 80 * ms, rate: 48_000, pending: &pending)
+        #expect(mixer.dropped == 1 && mixer.started == 0 && pending.isEmpty)
+        #expect(buffer.allSatisfy { $0 == 0 })
+    }
+
     @Test func lateClacksStartAtOnceAndAreCounted() {
         var mixer = ClackMixer(variants: variants)
         var pending = [ClackMixer.Clack(instant: 0, board: 0, gain: 1, variant: 0)]
