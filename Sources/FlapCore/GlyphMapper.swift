@@ -20,22 +20,25 @@ public struct GlyphMapper: Sendable {
 
     /// The glyph to show for a token, and the substitution made when it is not the token itself.
     public func map(_ token: GlyphToken) -> (glyph: Glyph, substitution: Substitution?) {
-        let candidates: [Glyph?]
+        // Candidates in order, each computed only when the ones before it do not fit (folding
+        // accents is costly); the first two are the token itself, no substitution.
+        let candidates: [() -> Glyph?]
         switch token {
         case .code(let n):
-            candidates = [Glyph(code: n), substitutes[token.text]]
+            candidates = [{ Glyph(code: n) }, { nil }, { substitutes[token.text] }]
         case .character(let c):
-            let up = String(c).uppercased()
-            let upper: Character? = up.count == 1 ? up.first : nil
-            candidates = [Glyph(character: c), upper.flatMap { Glyph(character: $0) },
-                          substitutes[String(c)], upper.flatMap { substitutes[String($0)] },
-                          GlyphMapper.lookAlike[c], GlyphMapper.folded(c)]
+            let upper: () -> Character? = {
+                let up = String(c).uppercased()
+                return up.count == 1 ? up.first : nil
+            }
+            candidates = [{ Glyph(character: c) }, { upper().flatMap { Glyph(character: $0) } },
+                          { substitutes[String(c)] }, { upper().flatMap { substitutes[String($0)] } },
+                          { GlyphMapper.lookAlike[c] }, { GlyphMapper.folded(c) }]
         }
-        let found = candidates.firstIndex { $0.map(drum.contains) ?? false }
-        // The token itself, or (for a character) its upper case, is no substitution.
-        let direct = if case .character = token { 2 } else { 1 }
-        if let found, let glyph = candidates[found] {
-            return (glyph, found < direct ? nil : Substitution(original: token.text, shown: glyph))
+        for (i, candidate) in candidates.enumerated() {
+            if let glyph = candidate(), drum.contains(glyph) {
+                return (glyph, i < 2 ? nil : Substitution(original: token.text, shown: glyph))
+            }
         }
         return (fallback, Substitution(original: token.text, shown: fallback))
     }
