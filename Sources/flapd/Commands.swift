@@ -9,22 +9,13 @@ struct Run: AsyncParsableCommand {
 
     @Option(name: .shortAndLong, help: "The config file (YAML).")
     var config: String
-    @Flag(help: "Print plain text frames instead of the live board, even on a terminal.")
-    var plain = false
-    @Option(help: "Write one JSON line per flip (planned and actual instants) to this file; - for stderr.")
-    var trace: String?
-    @Flag(help: "No clack, whatever the config says.")
-    var noSound = false
+    @OptionGroup var output: OutputOptions
     @OptionGroup var log: LogOptions
 
     func run() async throws {
         let logger = log.bootstrap()
         let config = try loadConfig(self.config)
-        var options = Daemon.Options()
-        options.plain = plain
-        options.tracePath = trace
-        options.noSound = noSound
-        try await Daemon(config: config, options: options, logger: logger).run()
+        try await Daemon(config: config, options: output.daemonOptions(), logger: logger).run()
     }
 }
 
@@ -36,12 +27,8 @@ struct Demo: AsyncParsableCommand {
             board prints as a text frame. Post to it: curl -X POST -d '{"text":"HELLO"}' http://127.0.0.1:7000/local-api/message
             """)
 
-    @Flag(help: "Print plain text frames instead of the live board, even on a terminal.")
-    var plain = false
     @Option(help: "Play this message from a blank board at real speed, print the final board and exit (repeat to play several in order).")
     var once: [String] = []
-    @Option(help: "Write one JSON line per flip (planned and actual instants) to this file; - for stderr.")
-    var trace: String?
     @Option(help: "Address the local API listens on.")
     var bind: String?
     @Option(help: "Port of the local API (0: any free port, logged at start).")
@@ -50,8 +37,7 @@ struct Demo: AsyncParsableCommand {
     var key: String?
     @Option(name: .shortAndLong, help: "Start from this config file instead of the demo defaults.")
     var config: String?
-    @Flag(help: "No clack (the demo clacks through the ALSA device 'default' otherwise).")
-    var noSound = false
+    @OptionGroup var output: OutputOptions
     @OptionGroup var log: LogOptions
 
     func run() async throws {
@@ -63,12 +49,26 @@ struct Demo: AsyncParsableCommand {
             config.localAPI.port = port
         }
         if let key { config.localAPI.key = key.isEmpty ? nil : key }
+        try await Daemon(config: config, options: output.daemonOptions(once: once), logger: logger).run()
+    }
+}
+
+/// How `run` and `demo` show the board and what else they write.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print plain text frames instead of the live board, even on a terminal.")
+    var plain = false
+    @Option(help: "Write one JSON line per flip (planned and actual instants) to this file; - for stderr.")
+    var trace: String?
+    @Flag(help: "No clack, whatever the config says (the sound goes to ALSA 'default' otherwise).")
+    var noSound = false
+
+    func daemonOptions(once: [String] = []) -> Daemon.Options {
         var options = Daemon.Options()
         options.plain = plain
         options.once = once
         options.tracePath = trace
         options.noSound = noSound
-        try await Daemon(config: config, options: options, logger: logger).run()
+        return options
     }
 }
 
