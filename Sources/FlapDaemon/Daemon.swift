@@ -41,18 +41,24 @@ public struct Daemon: Sendable {
             style: style)
         let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
         let watcher = SettleWatcher()
+        let systemd = SystemdNotifier()
+        let status = systemd.map { StatusReporter(notifier: $0, boardIDs: config.boards.map(\.id)) }
         let sound = config.sound.enabled && !options.noSound
             ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
                           notice: { [logger] in logger.notice("\($0)") }) : nil
-        let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []),
+        let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []) + (status.map { [$0] } ?? []),
                         clackSinks: sound.map { [$0] } ?? [], logger: logger)
         let rt = config.realtime
         for warning in wall.conductor.start(realtime: .init(
             priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
-            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init))) {
+            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init)),
+            heartbeat: systemd.flatMap { notifier in
+                notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
+            }) {
             logger.warning("\(warning)")
         }
         defer {
+            systemd?.send("STOPPING=1")
             wall.conductor.stop()
             sound?.stop()
             virtual.finish()
@@ -81,8 +87,10 @@ public struct Daemon: Sendable {
                 let port = channel.localAddress?.port ?? api.port
                 logger.notice("local API listening on http://\(api.bind):\(port)",
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
+                systemd?.send("READY=1\nSTATUS=ready: local API on \(api.bind):\(port); message API not configured")
             },
             logger: logger)
+        if !api.enabled { systemd?.send("READY=1\nSTATUS=ready: no local API; message API not configured") }
         let services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()

@@ -54,9 +54,20 @@ public final class Conductor: Sendable {
         self.state = Mutex(ConductorState(tracks: boards.map { Track(board: $0) }))
     }
 
+    /// A sign of life from the real-time loop itself (a systemd watchdog ping): `beat` runs on
+    /// the conductor's thread at least every `interval` nanoseconds, idle or not, for as long
+    /// as the loop is not stuck.
+    public struct Heartbeat: Sendable {
+        public var interval: Int64
+        public var beat: @Sendable () -> Void
+        public init(interval: Int64, beat: @escaping @Sendable () -> Void) {
+            self.interval = interval; self.beat = beat
+        }
+    }
+
     /// Starts the real-time thread. Returns the warnings of real-time options that could not be
     /// applied (the conductor runs regardless).
-    public func start(realtime: Realtime = Realtime()) -> [String] {
+    public func start(realtime: Realtime = Realtime(), heartbeat: Heartbeat? = nil) -> [String] {
         let ready = DispatchSemaphore(value: 0)
         let warnings = Mutex<[String]>([])
         let thread = Thread { [self] in
@@ -70,7 +81,7 @@ public final class Conductor: Sendable {
                 }
             }
             ready.signal()
-            run()
+            run(heartbeat)
             exited.signal()
         }
         thread.name = "conductor"
@@ -137,18 +148,26 @@ public final class Conductor: Sendable {
     /// Lateness of every event fired so far.
     public var lateness: LatenessSummary { state.withLock { $0.histogram.summary } }
 
-    private func run() {
+    private func run(_ heartbeat: Heartbeat?) {
         var fired: [FlipEvent] = []
         var settled: [(Int, Int, Frame)] = []
         fired.reserveCapacity(256)
+        var lastBeat: Int64 = 0
         while true {
+            if let heartbeat {
+                let now = MonotonicClock.now()
+                if now - lastBeat >= heartbeat.interval { heartbeat.beat(); lastBeat = now }
+            }
             let next: Int64? = state.withLock { s in
                 guard s.running else { return -1 }
                 if let first = s.heap.first { return first.instant }
                 s.idle = true
                 return nil
             }
-            guard let next else { wake.wait(); continue }
+            guard let next else {
+                if let heartbeat { _ = wake.wait(timeout: .now() + .nanoseconds(Int(heartbeat.interval))) } else { wake.wait() }
+                continue
+            }
             if next < 0 { return }
             let now = MonotonicClock.now()
             if next > now {

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+/// Datagrams sent to a unix socket, as systemd's notify socket receives them.
+final class NotifySocket: @unchecked Sendable {
+    let path: String
+    private let fd: Int32
+    private let lock = NSCondition()
+    private var messages: [String] = []
+
+    init(directory: String) throws {
+        path = directory + "/notify"
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw CocoaError(.fileWriteUnknown) }
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+                if n <= 0 { return }
+                lock.lock()
+                messages.append(String(decoding: buffer[0..<n], as: UTF8.self))
+                lock.broadcast()
+                lock.unlock()
+            }
+        }.start()
+    }
+
+    /// Waits until the messages so far satisfy `condition` (bounded only against a hang).
+    @discardableResult
+    func waitUntil(_ condition: ([String]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        lock.lock()
+        defer { lock.unlock() }
+        while !condition(messages) { if !lock.wait(until: deadline) { return condition(messages) } }
+        return true
+    }
+
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return messages }
+
+    deinit { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+}
+
+@Suite struct SystemdTests {
+    @Test func notifiesReadyStatusWatchdogAndStopping() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-sd-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let notify = try NotifySocket(directory: dir)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"],
+                                     environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "100000"])
+        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=ready: local API on 127.0.0.1:") } }, "\(notify.all)")
+        let port = try #require(flapd.apiPort())
+        #expect(notify.all.first { $0.hasPrefix("READY=1") }?.contains(":\(port);") == true, "READY names the port that listens")
+        // Idle, the conductor's loop still beats (every 50 ms for a 100 ms watchdog).
+        #expect(notify.waitUntil { $0.filter { $0 == "WATCHDOG=1" }.count >= 3 })
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"hello wall"}"#.utf8)).status == 201)
+        #expect(notify.waitUntil { $0.contains("STATUS=wall shows \"HELLO WALL\"") }, "\(notify.all)")
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
+        #expect(notify.waitUntil { $0.last == "STOPPING=1" }, "\(notify.all.suffix(3))")
+    }
+
+    @Test func theUnitVerifiesClean() throws {
+        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-unit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // ExecStart must name an executable that exists: point it at the flapd under test.
+        let text = try String(contentsOf: unit, encoding: .utf8).replacingOccurrences(of: "/usr/local/bin/flapd", with: FlapdProcess.executable)
+        try text.write(toFile: "\(dir)/flapd.service", atomically: true, encoding: .utf8)
+        #expect(text.contains("Type=notify") && text.contains("WatchdogSec="))
+        let verify = try FlapdProcess(["verify", "\(dir)/flapd.service"], executable: "/usr/bin/systemd-analyze")
+        #expect(verify.waitForExit() == 0)
+        #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
+    }
+}
