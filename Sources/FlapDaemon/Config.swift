@@ -8,6 +8,8 @@ public struct FlapdConfig: Sendable {
     public var realtime = RealtimeConfig()
     public var localAPI = LocalAPIConfig()
     public var sound = SoundConfig()
+    /// Where the board state is kept across restarts; nil: not kept (see `Daemon.Options`).
+    public var stateDir: String?
     public var boards: [BoardConfig] = [BoardConfig()]
 
     public init() {}

@@ -65,6 +65,7 @@ public enum ConfigLoader {
         rt.rejectUnknownKeys()
         config.localAPI = localAPI(root.child("local_api"), environment: environment)
         config.sound = sound(root.child("sound"))
+        config.stateDir = root.string("state_dir")
         if let list = root.value("boards") {
             if let items = list.sequence, !items.isEmpty {
                 config.boards = items.enumerated().map { i, node in

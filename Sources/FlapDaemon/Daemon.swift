@@ -3,6 +3,7 @@ import FlapSound
 import FlapTerminal
 import FlapTiming
 import Hummingbird
+import Foundation
 import Logging
 import ServiceLifecycle
 
@@ -19,6 +20,8 @@ public struct Daemon: Sendable {
         public var tracePath: String?
         /// No clack, whatever the config says.
         public var noSound = false
+        /// Where to keep the board state (overrides `state_dir` and `$STATE_DIRECTORY`).
+        public var stateDir: String?
         public init() {}
     }
 
@@ -46,8 +49,13 @@ public struct Daemon: Sendable {
         let sound = config.sound.enabled && !options.noSound
             ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
                           notice: { [logger] in logger.notice("\($0)") }) : nil
-        let wall = Wall(config: config, drivers: [virtual, watcher] + (trace.map { [$0] } ?? []) + (status.map { [$0] } ?? []),
-                        clackSinks: sound.map { [$0] } ?? [], logger: logger)
+        let stateDir = options.stateDir ?? config.stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
+        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), logger: logger) }
+        let optional: [(any ModuleDriver)?] = [trace, status, keeper]
+        let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
+        let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], logger: logger,
+                        accepted: { keeper?.changed() })
+        if let stateDir { restore(wall, from: StateStore(directory: stateDir)) }
         let rt = config.realtime
         for warning in wall.conductor.start(realtime: .init(
             priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
@@ -57,9 +65,12 @@ public struct Daemon: Sendable {
             }) {
             logger.warning("\(warning)")
         }
+        keeper?.start(wall)
+        wall.resume()
         defer {
             systemd?.send("STOPPING=1")
             wall.conductor.stop()
+            keeper?.stop()
             sound?.stop()
             virtual.finish()
             trace?.finish()
@@ -94,6 +105,24 @@ public struct Daemon: Sendable {
         let services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
+    }
+}
+
+extension Daemon {
+    /// Puts every saved board back where it was; a board the config no longer has is ignored.
+    func restore(_ wall: Wall, from store: StateStore) {
+        do {
+            let saved = try store.load()
+            for (i, board) in config.boards.enumerated() {
+                guard let state = saved.first(where: { $0.id == board.id }) else { continue }
+                for problem in wall.restore(board: i, positions: state.positions, target: state.target) {
+                    logger.warning("\(problem)")
+                }
+            }
+            if !saved.isEmpty { logger.info("board state restored", metadata: ["dir": "\(store.directory)"]) }
+        } catch {
+            logger.error("cannot read the saved board state, starting blank: \(error)")
+        }
     }
 }
 

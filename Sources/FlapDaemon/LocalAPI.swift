@@ -42,7 +42,8 @@ public enum LocalAPI {
             }
             context.logger.info("message accepted", metadata: [
                 "transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])
-            var reply: [String: Any] = ["message": shown.frame.codes, "transition": shown.transition.number]
+            var reply: [String: Any] = ["message": shown.frame.codes, "transition": shown.transition.number,
+                                        "flips": shown.transition.plan.flipCount]
             if !shown.cut.isEmpty { reply["cut"] = shown.cut }
             if !shown.substitutions.isEmpty { reply["substitutions"] = shown.substitutions.map(\.description) }
             return json(201, reply)

@@ -23,9 +23,14 @@ public final class Wall: Sendable {
         public var substitutions: [Substitution]
     }
 
-    public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], logger: Logger) {
+    /// Called after every accepted message (the state keeper saves then).
+    private let accepted: @Sendable () -> Void
+
+    public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], logger: Logger,
+                accepted: @escaping @Sendable () -> Void = {}) {
         self.config = config
         self.logger = logger
+        self.accepted = accepted
         conductor = Conductor(
             boards: config.boards.map {
                 Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion)
@@ -73,7 +78,37 @@ public final class Wall: Sendable {
             targets[board] = frame
             return conductor.play(board: board, target: indices)
         }
+        accepted()
         return Shown(transition: transition, frame: frame, cut: cut, substitutions: substitutions)
+    }
+
+    /// Takes a saved state back: where the modules are and the frame the board was going to.
+    /// Call before the conductor starts; `resume` then plays the rest of the way.
+    public func restore(board: Int, positions: [Int], target: [Int]) -> [String] {
+        let b = config.boards[board]
+        var problems: [String] = []
+        guard positions.count == b.rows * b.cols, target.count == positions.count else {
+            return ["saved state of '\(b.id)' is for another size; starting blank"]
+        }
+        let indices = positions.map { code -> UInt8 in
+            if let g = Glyph(code: code), let i = b.drum.index(of: g) { return UInt8(i) }
+            problems.append("saved flap {\(code)} is not on the drum of '\(b.id)'")
+            return 0
+        }
+        conductor.restore(board: board, positions: indices)
+        let mapper = b.mapper
+        var frame = Frame(rows: b.rows, cols: b.cols)
+        for (i, code) in target.enumerated() { frame[i / b.cols, i % b.cols] = mapper.map(.code(code)).glyph }
+        targets.withLock { $0[board] = frame }
+        return problems
+    }
+
+    /// Plays every board to its target if it is not there (after a restore).
+    public func resume() {
+        for board in config.boards.indices where conductor.frame(board: board) != target(board: board) {
+            let frame = target(board: board)
+            _ = show(frame: frame, board: board, cut: [], substitutions: [])
+        }
     }
 
     /// The frame the board is going to (or shows, once settled).

@@ -139,6 +139,15 @@ public final class Conductor: Sendable {
         return transition
     }
 
+    /// Sets where a board's modules are (drum indices, row-major) — a restored state — without
+    /// moving them. Ignored unless the board is still and the count matches.
+    public func restore(board: Int, positions: [UInt8]) {
+        state.withLock { s in
+            guard s.tracks[board].pending == 0, positions.count == s.tracks[board].positions.count else { return }
+            s.tracks[board].positions = positions
+        }
+    }
+
     /// What the board shows now (flips fired so far).
     public func frame(board: Int) -> Frame { state.withLock { $0.tracks[board].frame } }
 

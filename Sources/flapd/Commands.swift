@@ -61,6 +61,8 @@ struct OutputOptions: ParsableArguments {
     var trace: String?
     @Flag(help: "No clack, whatever the config says (the sound goes to ALSA 'default' otherwise).")
     var noSound = false
+    @Option(help: "Keep the board state (flap positions, target frames) in this folder across restarts (default: the config's state_dir, else $STATE_DIRECTORY, else not kept).")
+    var stateDir: String?
 
     func daemonOptions(once: [String] = []) -> Daemon.Options {
         var options = Daemon.Options()
@@ -68,6 +70,7 @@ struct OutputOptions: ParsableArguments {
         options.once = once
         options.tracePath = trace
         options.noSound = noSound
+        options.stateDir = stateDir
         return options
     }
 }

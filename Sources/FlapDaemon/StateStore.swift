@@ -1,0 +1,71 @@
+import FlapCore
+import Foundation
+
+/// The board state that must survive a restart or a power cut — a physical board cannot be asked
+/// where its flaps are: each board's flap positions and the frame it is going to. Kept in
+/// `<state dir>/boards.json`, replaced atomically (write a temporary file, fsync, rename, fsync
+/// the directory), so a crash at any instant leaves the old state or the new, never half.
+public struct StateStore: Sendable {
+    public let directory: String
+    var file: String { directory + "/boards.json" }
+
+    public init(directory: String) { self.directory = directory }
+
+    /// One board's saved state, in Vestaboard codes (so that a changed drum cannot misread it).
+    public struct BoardState: Codable, Sendable, Equatable {
+        public var id: String
+        public var rows: Int
+        public var cols: Int
+        public var positions: [Int]
+        public var target: [Int]
+    }
+
+    struct Document: Codable {
+        var version = 1
+        var boards: [BoardState]
+    }
+
+    /// The saved boards, or none when there is no state yet. Throws on a file it cannot read.
+    public func load() throws -> [BoardState] {
+        guard FileManager.default.fileExists(atPath: file) else { return [] }
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        return try JSONDecoder().decode(Document.self, from: data).boards
+    }
+
+    /// Replaces the saved state; on failure the previous file is untouched.
+    public func save(_ boards: [BoardState]) throws {
+        let data = try JSONEncoder().encode(Document(boards: boards))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let temporary = file + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateError(path: temporary, reason: String(cString: strerror(errno))) }
+        var failure: String?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count, failure == nil {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 { if errno != EINTR { failure = String(cString: strerror(errno)) } } else { offset += n }
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw StateError(path: temporary, reason: failure)
+        }
+        guard rename(temporary, file) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw StateError(path: file, reason: reason)
+        }
+        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+    }
+}
+
+/// Why the state could not be written or read.
+public struct StateError: Error, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "\(path): \(reason)" }
+}
