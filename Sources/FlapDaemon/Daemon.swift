@@ -69,6 +69,7 @@ public struct Daemon: Sendable {
         wall.resume()
         defer {
             systemd?.send("STOPPING=1")
+            finish(wall)
             wall.conductor.stop()
             keeper?.stop()
             sound?.stop()
@@ -109,6 +110,18 @@ public struct Daemon: Sendable {
 }
 
 extension Daemon {
+    /// Lets the flips in progress end (a flap is never left half-way), waiting at most a second
+    /// beyond the slowest flip.
+    func finish(_ wall: Wall) {
+        let inProgress = wall.conductor.finishFlipsInProgress()
+        guard inProgress > 0 else { return }
+        logger.info("stopping: \(inProgress) flips in progress finish first")
+        let deadline = MonotonicClock.now() + (config.boards.map(\.timing.flip).max() ?? 0) + 1_000_000_000
+        while config.boards.indices.contains(where: { wall.conductor.isMoving(board: $0) }), MonotonicClock.now() < deadline {
+            MonotonicClock.sleep(until: MonotonicClock.now() + 5_000_000)
+        }
+    }
+
     /// Puts every saved board back where it was; a board the config no longer has is ignored.
     func restore(_ wall: Wall, from store: StateStore) {
         do {

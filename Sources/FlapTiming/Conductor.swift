@@ -91,6 +91,14 @@ public final class Conductor: Sendable {
         return warnings.withLock { $0 }
     }
 
+    /// Lets every flip in progress finish and drops the rest, so that no flap is left half-way;
+    /// returns how many flips were in progress. Boards whose last flip ends settle as usual.
+    @discardableResult
+    public func finishFlipsInProgress() -> Int {
+        let now = MonotonicClock.now()
+        return state.withLock { s in (0..<s.tracks.count).reduce(0) { $0 + s.hold(board: $1, at: now) } }
+    }
+
     /// Stops the thread after the flips already due; pending flips are dropped.
     public func stop() {
         state.withLock { $0.running = false }

@@ -82,6 +82,21 @@ struct ConductorState: ~Copyable {
         return (plan, kept)
     }
 
+    /// Drops the board's flips not yet started; the flips in progress go on. Returns how many.
+    mutating func hold(board b: Int, at now: Int64) -> Int {
+        let flip = tracks[b].board.timing.flip
+        var kept = 0
+        heap.removeAll { e in
+            guard Int(e.board) == b else { return false }
+            guard e.instant - flip / 2 <= now else { return true }
+            e.remaining = 0
+            kept += 1
+            return false
+        }
+        tracks[b].pending = kept
+        return kept
+    }
+
     /// Fires every flip due at `now`, advancing positions; collects the events and the boards
     /// that settled.
     mutating func fire(upTo now: Int64, into events: inout [FlipEvent], settled: inout [(Int, Int, Frame)]) {

@@ -80,3 +80,42 @@ import Testing
         #expect(flips > 0 && flips < all, "resumed with \(flips) of \(all) flips")
     }
 }
+
+extension StateTests {
+    @Test func sigtermLetsFlipsInProgressFinishAndSavesWhereTheyEnded() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let trace = dir + "/trace.jsonl"
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir, "--trace", trace])
+        let port = try #require(flapd.apiPort())
+        let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
+        _ = try await post(String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self), port: port)
+        #expect(waitForSaved(dir) { $0.contains { $0 != 0 } }, "moving")
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
+        let line = flapd.stderr.split(separator: "\n").first { $0.contains("flips in progress finish first") }
+        let count = line.flatMap { $0.split(separator: " ").compactMap { Int($0) }.first } ?? 0
+        #expect((1...132).contains(count), "\(flapd.stderr)")
+        // What was saved is where the last fired flip of every module left it.
+        var last = [Int: String]()
+        for l in try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n") {
+            let e = try #require(try JSONSerialization.jsonObject(with: Data(l.utf8)) as? [String: Any])
+            last[(e["row"] as! Int) * 22 + (e["col"] as! Int)] = e["glyph"] as? String
+        }
+        let saved = try #require(savedPositions(dir))
+        let letters = " ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        for (m, code) in saved.enumerated() {
+            let glyph: String = switch code {
+            case 0...26: String(letters[letters.index(letters.startIndex, offsetBy: code)])
+            case 27...35: String(code - 26)
+            case 36: "0"
+            case 37: "!"
+            case 60: "?"
+            case 46: "+"
+            default: "{\(code)}"
+            }
+            #expect(glyph == (last[m] ?? " "), "module \(m): saved \(code), last flip showed \(last[m] ?? "nothing")")
+        }
+        #expect(saved.contains { $0 != 46 }, "stopped before the end")
+    }
+}
