@@ -6,6 +6,7 @@ import Hummingbird
 import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Runs the daemon: the conductor with its outputs, and the local API — or, with messages to
 /// play once, plays them in order and returns when the board has settled on the last.
@@ -22,6 +23,8 @@ public struct Daemon: Sendable {
         public var noSound = false
         /// Where to keep the board state (overrides `state_dir` and `$STATE_DIRECTORY`).
         public var stateDir: String?
+        /// The config file that SIGHUP re-reads, if the config came from one.
+        public var configFile: String?
         public init() {}
     }
 
@@ -103,13 +106,33 @@ public struct Daemon: Sendable {
             },
             logger: logger)
         if !api.enabled { systemd?.send("READY=1\nSTATUS=ready: no local API; message API not configured") }
-        let services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
+        var services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
+        if let file = options.configFile {
+            services.append(ReloadOnHangup { reload(wall, from: file, systemd: systemd) })
+        }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
     }
 }
 
 extension Daemon {
+    /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
+    /// running, and be ready again. A config with problems is refused whole and logged; the
+    /// running one stays. Messages are never lost: every board keeps its target.
+    func reload(_ wall: Wall, from file: String, systemd: SystemdNotifier?) {
+        systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
+        do {
+            let new = try ConfigLoader.load(file: file)
+            let kept = wall.apply(new)
+            for part in kept { logger.warning("reload: \(part) changes only with a restart; the running setting stays") }
+            logger.notice("config reloaded", metadata: ["file": "\(file)"])
+            systemd?.send("READY=1\nSTATUS=config reloaded")
+        } catch {
+            logger.error("reload refused, the running config stays: \(error)")
+            systemd?.send("READY=1\nSTATUS=reload refused: \(file) has problems")
+        }
+    }
+
     /// Lets the flips in progress end (a flap is never left half-way), waiting at most a second
     /// beyond the slowest flip.
     func finish(_ wall: Wall) {
@@ -136,6 +159,14 @@ extension Daemon {
         } catch {
             logger.error("cannot read the saved board state, starting blank: \(error)")
         }
+    }
+}
+
+/// Calls `reload` on every SIGHUP until shutdown.
+private struct ReloadOnHangup: Service {
+    let reload: @Sendable () -> Void
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { reload() }
     }
 }
 

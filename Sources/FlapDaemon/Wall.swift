@@ -7,7 +7,9 @@ import Synchronization
 /// on the board's drum and hands it to the conductor, which re-plans from where the modules are.
 /// Remembers each board's target frame (what the local API reads back).
 public final class Wall: Sendable {
-    public let config: FlapdConfig
+    private let current: Mutex<FlapdConfig>
+    /// The configuration in force (a reload may change it).
+    public var config: FlapdConfig { current.withLock { $0 } }
     public let conductor: Conductor
     private let targets: Mutex<[Frame]>
     /// Tokens already reported as substituted, per board, so each is logged once.
@@ -28,7 +30,7 @@ public final class Wall: Sendable {
 
     public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], logger: Logger,
                 accepted: @escaping @Sendable () -> Void = {}) {
-        self.config = config
+        self.current = Mutex(config)
         self.logger = logger
         self.accepted = accepted
         conductor = Conductor(
@@ -109,6 +111,39 @@ public final class Wall: Sendable {
             let frame = target(board: board)
             _ = show(frame: frame, board: board, cut: [], substitutions: [])
         }
+    }
+
+    /// Applies a re-read configuration to the running boards: timing, motion, layout,
+    /// substitutions and fallback take effect for the next message (targets are kept). Returns
+    /// what cannot change without a restart (the set of boards, their size or drum, the local
+    /// API, sound); those parts keep their running values.
+    public func apply(_ new: FlapdConfig) -> [String] {
+        let old = config
+        var needsRestart: [String] = []
+        guard new.boards.map(\.id) == old.boards.map(\.id) else {
+            return ["the list of boards changed (\(old.boards.map(\.id)) → \(new.boards.map(\.id)))"]
+        }
+        var merged = old
+        for (i, (was, now)) in zip(old.boards, new.boards).enumerated() {
+            if was.rows != now.rows || was.cols != now.cols || was.drum != now.drum || was.output != now.output {
+                needsRestart.append("board '\(now.id)': size, drum or output")
+                continue
+            }
+            merged.boards[i] = now
+            conductor.update(board: i, timing: now.timing, motion: now.motion)
+        }
+        if new.localAPI.bind != old.localAPI.bind || new.localAPI.port != old.localAPI.port
+            || new.localAPI.key != old.localAPI.key || new.localAPI.board != old.localAPI.board
+            || new.localAPI.enabled != old.localAPI.enabled {
+            needsRestart.append("local_api")
+        }
+        if new.sound.enabled != old.sound.enabled || new.sound.player != old.sound.player { needsRestart.append("sound") }
+        if new.realtime.priority != old.realtime.priority || new.realtime.lockMemory != old.realtime.lockMemory
+            || new.realtime.wakeLatencyMicros != old.realtime.wakeLatencyMicros {
+            needsRestart.append("realtime")
+        }
+        current.withLock { $0 = merged }
+        return needsRestart
     }
 
     /// The frame the board is going to (or shows, once settled).

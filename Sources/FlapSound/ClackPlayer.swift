@@ -13,7 +13,7 @@ import Synchronization
 /// Faults never stop the board: no device, a busy one or one that vanishes → one warning, silence,
 /// and a new try every few seconds.
 public final class ClackPlayer: ClackSink {
-    public struct Options: Sendable {
+    public struct Options: Sendable, Equatable {
         /// ALSA PCM name (`default`, `hw:1,0`, `file:FILE=/tmp/out.wav,FORMAT=wav`, …).
         public var device = "default"
         public var volume: Float = 0.8

@@ -156,6 +156,14 @@ public final class Conductor: Sendable {
         }
     }
 
+    /// Changes a board's timing and motion for the transitions planned from now on.
+    public func update(board: Int, timing: FlipTiming, motion: Motion) {
+        state.withLock { s in
+            s.tracks[board].board.timing = timing
+            s.tracks[board].board.motion = motion
+        }
+    }
+
     /// What the board shows now (flips fired so far).
     public func frame(board: Int) -> Frame { state.withLock { $0.tracks[board].frame } }
 

@@ -15,7 +15,9 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap()
         let config = try loadConfig(self.config)
-        try await Daemon(config: config, options: output.daemonOptions(), logger: logger).run()
+        var options = output.daemonOptions()
+        options.configFile = self.config
+        try await Daemon(config: config, options: options, logger: logger).run()
     }
 }
 
@@ -49,7 +51,9 @@ struct Demo: AsyncParsableCommand {
             config.localAPI.port = port
         }
         if let key { config.localAPI.key = key.isEmpty ? nil : key }
-        try await Daemon(config: config, options: output.daemonOptions(once: once), logger: logger).run()
+        var options = output.daemonOptions(once: once)
+        options.configFile = self.config
+        try await Daemon(config: config, options: options, logger: logger).run()
     }
 }
 

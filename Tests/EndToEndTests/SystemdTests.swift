@@ -63,7 +63,7 @@ final class NotifySocket: @unchecked Sendable {
         #expect(notify.waitUntil { $0.contains("STATUS=wall shows \"HELLO WALL\"") }, "\(notify.all)")
         flapd.terminate()
         #expect(flapd.waitForExit() == 0)
-        #expect(notify.waitUntil { $0.last == "STOPPING=1" }, "\(notify.all.suffix(3))")
+        #expect(notify.waitUntil { $0.contains("STOPPING=1") }, "\(notify.all.suffix(3))")
     }
 
     @Test func theUnitVerifiesClean() throws {
@@ -79,5 +79,58 @@ final class NotifySocket: @unchecked Sendable {
         let verify = try FlapdProcess(["verify", "\(dir)/flapd.service"], executable: "/usr/bin/systemd-analyze")
         #expect(verify.waitForExit() == 0)
         #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
+    }
+}
+
+extension SystemdTests {
+    @Test func sighupReloadsTheConfigOrRefusesABadOne() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-reload-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/flapd.yaml", trace = dir + "/trace.jsonl"
+        try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let notify = try NotifySocket(directory: dir)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config, "--trace", trace],
+                                     environment: ["NOTIFY_SOCKET": notify.path])
+        let port = try #require(flapd.apiPort())
+        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
+
+        try "timing: { flip_ms: 60 }\nboards:\n  - align: { horizontal: left, vertical: top }\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        kill(flapd.pid, SIGHUP)
+        #expect(notify.waitUntil { $0.contains("READY=1\nSTATUS=config reloaded") }, "\(notify.all)")
+        let reloading = notify.all.firstIndex { $0.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") }
+        let ready = notify.all.firstIndex { $0 == "READY=1\nSTATUS=config reloaded" }
+        #expect(reloading != nil && reloading! < ready!)
+
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"C"}"#.utf8)).status == 201)
+        #expect(flapd.waitUntil { o, _ in frames(in: o).last?.first?.hasPrefix("C ") == true }, "the new alignment: \(flapd.stdout)")
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
+        let planned = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])["planned_ms"] as! Double
+        }
+        #expect(planned == [30, 90, 150], "blank → C: three flips of the new 60 ms")
+    }
+
+    @Test func aBadConfigOnReloadIsRefusedAndTheDaemonRunsOn() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-reload-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/flapd.yaml"
+        try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let notify = try NotifySocket(directory: dir)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
+                                     environment: ["NOTIFY_SOCKET": notify.path])
+        let port = try #require(flapd.apiPort())
+        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
+        try "timing: { flip_ms: 20 }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        kill(flapd.pid, SIGHUP)
+        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=reload refused") } }, "\(notify.all)")
+        #expect(flapd.stderr.contains("timing.flip_ms: 20 is outside 50…200 (line 1)"))
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"still here"}"#.utf8)).status == 201)
+        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL HERE") == true })
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
     }
 }
