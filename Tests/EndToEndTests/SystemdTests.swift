@@ -79,6 +79,13 @@ final class NotifySocket: @unchecked Sendable {
         let verify = try FlapdProcess(["verify", "\(dir)/flapd.service"], executable: "/usr/bin/systemd-analyze")
         #expect(verify.waitForExit() == 0)
         #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
+        // The threshold counts on systemd's 0…100 scale: 20 is an exposure of 2.0.
+        let security = try FlapdProcess(["security", "--offline=true", "--threshold=20", "\(dir)/flapd.service"],
+                                        executable: "/usr/bin/systemd-analyze")
+        #expect(security.waitForExit() == 0)
+        let overall = security.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
+        let score = overall.split(separator: " ").compactMap { Double($0) }.first
+        #expect(score.map { $0 <= 2.0 } == true, "\(overall)")
     }
 }
 
