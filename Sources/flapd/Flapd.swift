@@ -16,10 +16,20 @@ struct Flapd: AsyncParsableCommand {
 struct LogOptions: ParsableArguments {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
+    @Option(help: "Log format: journal (<N> priority prefixes, for systemd), plain, or auto (journal when stderr is the journal).")
+    var logFormat: LogFormat = .auto
+
+    enum LogFormat: String, ExpressibleByArgument, CaseIterable { case auto, journal, plain }
 
     func bootstrap() -> Logger {
         let level = logLevel
+        let journal = logFormat == .journal || (logFormat == .auto && JournalLogHandler.stderrIsJournal())
         LoggingSystem.bootstrap { label in
+            if journal {
+                var handler = JournalLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

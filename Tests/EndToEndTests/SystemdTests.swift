@@ -141,3 +141,21 @@ extension SystemdTests {
         #expect(flapd.waitForExit() == 0)
     }
 }
+
+extension SystemdTests {
+    @Test func journalLinesCarryPrioritiesAndNoSecrets() async throws {
+        let secret = "s3cr3t-\(UUID().uuidString)"
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--log-format", "journal"],
+                                     environment: ["FLAPD_LOCAL_API_KEY": secret])
+        let port = try #require(flapd.apiPort())
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"x"}"#.utf8), key: "wrong").status == 401)
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"hi"}"#.utf8), key: secret).status == 201)
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
+        let lines = flapd.stderr.split(separator: "\n")
+        #expect(lines.count >= 3)
+        #expect(lines.allSatisfy { $0.range(of: #"^<[0-7]>"#, options: .regularExpression) != nil }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("<5>local API listening") })
+        #expect(!flapd.stderr.contains(secret), "the key is never logged")
+    }
+}
