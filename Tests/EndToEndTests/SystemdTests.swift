@@ -159,3 +159,29 @@ extension SystemdTests {
         #expect(!flapd.stderr.contains(secret), "the key is never logged")
     }
 }
+
+extension SystemdTests {
+    @Test func installPutsEverythingInPlaceAndUninstallKeepsTheConfig() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("flap-root-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/install").path
+        let env = ["DESTDIR": root, "FLAPD_BINARY": FlapdProcess.executable]
+        let install = try FlapdProcess([script], environment: env, executable: "/bin/bash")
+        #expect(install.waitForExit() == 0, "\(install.stderr)")
+        let files = ["/usr/local/bin/flapd", "/etc/systemd/system/flapd.service", "/usr/lib/sysusers.d/flapd.conf", "/etc/flapd/flapd.yaml"]
+        for f in files { #expect(FileManager.default.fileExists(atPath: root + f), "\(f)") }
+        #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/flapd"))
+
+        // An edited config survives a second install and an uninstall.
+        let config = root + "/etc/flapd/flapd.yaml"
+        try "boards:\n  - id: mine\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let again = try FlapdProcess([script], environment: env, executable: "/bin/bash")
+        #expect(again.waitForExit() == 0)
+        #expect(again.stdout.contains("kept your /etc/flapd/flapd.yaml"))
+        let uninstall = try FlapdProcess([script, "--uninstall"], environment: env, executable: "/bin/bash")
+        #expect(uninstall.waitForExit() == 0)
+        for f in files.dropLast() { #expect(!FileManager.default.fileExists(atPath: root + f), "\(f) removed") }
+        #expect(try String(contentsOfFile: config, encoding: .utf8) == "boards:\n  - id: mine\n")
+    }
+}
