@@ -96,7 +96,7 @@ public struct Daemon: Sendable {
         }
         let api = config.localAPI
         let app = Application(
-            router: LocalAPI.router(wall: wall, board: board, key: api.key),
+            router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound)),
             configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? api.port

@@ -15,9 +15,14 @@ public enum LocalAPI {
     public static let maxBody = 64 * 1024
     static let keyHeader = HTTPField.Name("X-Vestaboard-Local-Api-Key")!
 
-    public static func router(wall: Wall, board: Int, key: String?) -> Router<BasicRequestContext> {
+    public static func router(wall: Wall, board: Int, key: String?, status: DaemonStatus) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: KeyCheck(key: key))
+        router.get("/status") { _, _ in json(200, status.json()) }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: .init(byteBuffer: ByteBuffer(string: status.prometheus())))
+        }
         router.get("/local-api/message") { _, _ in
             json(200, ["message": wall.target(board: board).codes])
         }

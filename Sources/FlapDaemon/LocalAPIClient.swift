@@ -17,6 +17,12 @@ public enum LocalAPIClient {
 
     /// Sends `body` as JSON to `path` on host:port and returns the status and body.
     public static func post(host: String, port: Int, path: String, body: Data, key: String?) throws(Failure) -> Answer {
+        try request("POST", host: host, port: port, path: path, body: body, key: key)
+    }
+
+    /// One request (`GET` with an empty body) and its answer.
+    public static func request(_ method: String, host: String, port: Int, path: String, body: Data = Data(),
+                               key: String?) throws(Failure) -> Answer {
         var hints = addrinfo(ai_flags: 0, ai_family: AF_UNSPEC, ai_socktype: Int32(SOCK_STREAM.rawValue),
                              ai_protocol: 0, ai_addrlen: 0, ai_addr: nil, ai_canonname: nil, ai_next: nil)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -37,7 +43,7 @@ public enum LocalAPIClient {
         }
         guard fd >= 0 else { throw Failure(description: "cannot connect to \(host):\(port): \(String(cString: strerror(lastError)))") }
         defer { close(fd) }
-        var head = "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\n"
         if let key { head += "X-Vestaboard-Local-Api-Key: \(key)\r\n" }
         head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         let request = Array(head.utf8) + Array(body)

@@ -16,24 +16,45 @@ struct Send: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        let api = try loadConfig(config).localAPI
-        let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
-        let base = url ?? "http://\(host):\(api.port)"
-        guard let endpoint = URLComponents(string: base), endpoint.scheme == "http", let target = endpoint.host else {
-            throw fail("--url: '\(base)' is not an http:// URL")
-        }
         let body = try JSONSerialization.data(withJSONObject: ["text": text])
-        let answer: LocalAPIClient.Answer
-        do {
-            answer = try LocalAPIClient.post(host: target, port: endpoint.port ?? 80, path: "/local-api/message",
-                                             body: body, key: key ?? api.key)
-        } catch {
-            throw fail("cannot reach \(base): \(error)")
-        }
+        let answer = try localAPI("POST", "/local-api/message", body: body, url: url, key: key, config: config)
         let status = answer.status
-        guard (200..<300).contains(status) else { throw fail("\(base) answered \(status): \(answer.body)") }
         print("sent (\(status))")
     }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print how a running flapd is: what each board shows, module health, conductor lateness, sound, uptime.")
+
+    @Option(help: "The local API's base URL (default: from --config, else http://127.0.0.1:7000).")
+    var url: String?
+    @Option(help: "The API key (default: from --config or FLAPD_LOCAL_API_KEY).")
+    var key: String?
+    @Option(name: .shortAndLong, help: "Read the local API's address and key from this config file.")
+    var config: String?
+
+    func run() throws {
+        print(try localAPI("GET", "/status", url: url, key: key, config: config).body)
+    }
+}
+
+/// One request to a running flapd's local API; exit 1 with the reason when it fails.
+func localAPI(_ method: String, _ path: String, body: Data = Data(), url: String?, key: String?, config: String?) throws -> LocalAPIClient.Answer {
+    let api = try loadConfig(config).localAPI
+    let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
+    let base = url ?? "http://\(host):\(api.port)"
+    guard let endpoint = URLComponents(string: base), endpoint.scheme == "http", let target = endpoint.host else {
+        throw fail("--url: '\(base)' is not an http:// URL")
+    }
+    let answer: LocalAPIClient.Answer
+    do {
+        answer = try LocalAPIClient.request(method, host: target, port: endpoint.port ?? 80, path: path, body: body, key: key ?? api.key)
+    } catch {
+        throw fail("cannot reach \(base): \(error)")
+    }
+    guard (200..<300).contains(answer.status) else { throw fail("\(base) answered \(answer.status): \(answer.body)") }
+    return answer
 }
 
 /// Writes a line to stderr.

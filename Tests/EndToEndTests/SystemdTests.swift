@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Datagrams sent to a unix socket, as systemd's notify socket receives them.
 final class NotifySocket: @unchecked Sendable {
@@ -183,5 +186,36 @@ extension SystemdTests {
         #expect(uninstall.waitForExit() == 0)
         for f in files.dropLast() { #expect(!FileManager.default.fileExists(atPath: root + f), "\(f) removed") }
         #expect(try String(contentsOfFile: config, encoding: .utf8) == "boards:\n  - id: mine\n")
+    }
+}
+
+extension SystemdTests {
+    @Test func statusAndMetricsSayHowItIs() async throws {
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"])
+        let port = try #require(flapd.apiPort())
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"status check"}"#.utf8)).status == 201)
+        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STATUS CHECK") == true })
+
+        let status = try FlapdProcess(["status", "--url", "http://127.0.0.1:\(port)"])
+        #expect(status.waitForExit() == 0, "\(status.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let board = try #require((json["boards"] as? [[String: Any]])?.first)
+        #expect((board["shows"] as? [String])?[2].contains("STATUS CHECK") == true)
+        #expect(board["moving"] as? Bool == false)
+        #expect((board["modules"] as? [String: Int])?["ok"] == 132)
+        let conductor = try #require(json["conductor"] as? [String: Int])
+        #expect((conductor["flips"] ?? 0) > 0)
+        #expect((json["versions"] as? [String: String])?["flapd"] != nil)
+        #expect((json["message_api"] as? [String: Bool])?["connected"] == false)
+
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        request.httpMethod = "GET"
+        let (data, _) = try await URLSession.shared.data(for: request)
+        let metrics = String(decoding: data, as: UTF8.self)
+        #expect(metrics.contains("flapd_flips_total \(conductor["flips"]!)"))
+        #expect(metrics.contains("flapd_lateness_microseconds{quantile=\"0.99\"}"))
+        #expect(metrics.contains("flapd_board_moving{board=\"wall\"} 0"))
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
     }
 }

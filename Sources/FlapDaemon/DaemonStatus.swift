@@ -1,0 +1,86 @@
+import FlapCore
+import FlapSound
+import FlapTerminal
+import FlapTiming
+import Foundation
+
+/// How the daemon is: what each board shows, module health, conductor lateness, the message
+/// API, sound, uptime and versions — as JSON for `GET /status` and as Prometheus text for
+/// `GET /metrics`.
+public struct DaemonStatus: Sendable {
+    public static let version = "0.1.0"
+
+    let wall: Wall
+    let sound: ClackPlayer?
+    let started: Int64
+
+    public init(wall: Wall, sound: ClackPlayer?, started: Int64 = MonotonicClock.now()) {
+        self.wall = wall
+        self.sound = sound
+        self.started = started
+    }
+
+    var uptime: Double { Double(MonotonicClock.now() - started) / 1e9 }
+
+    public func json() -> [String: Any] {
+        let l = wall.conductor.lateness
+        var report: [String: Any] = [
+            "boards": wall.config.boards.indices.map { i -> [String: Any] in
+                let b = wall.config.boards[i]
+                let frame = wall.conductor.frame(board: i)
+                return ["id": b.id, "rows": b.rows, "cols": b.cols, "output": b.output.rawValue,
+                        "moving": wall.conductor.isMoving(board: i),
+                        "shows": (0..<frame.rows).map { r in String((0..<frame.cols).map { PlainFrame.character(frame[r, $0]) }) },
+                        "target": wall.target(board: i).codes,
+                        // Virtual modules cannot fail; hardware outputs will report their own.
+                        "modules": ["ok": b.rows * b.cols, "faulty": 0]]
+            },
+            "conductor": ["flips": l.count, "lateness_p50_us": l.p50Micros, "lateness_p99_us": l.p99Micros,
+                          "lateness_max_us": l.maxMicros, "early": l.early],
+            "message_api": ["configured": false, "connected": false],
+            "uptime_s": (uptime * 10).rounded() / 10,
+            "versions": ["flapd": Self.version, "swift": Self.swiftVersion],
+        ]
+        if let s = sound?.stats {
+            report["sound"] = ["clacks": s.clacks, "late": s.late, "dropped": s.dropped, "underruns": s.underruns,
+                               "remaps": s.remaps, "open_failures": s.openFailures]
+        }
+        return report
+    }
+
+    public func prometheus() -> String {
+        let l = wall.conductor.lateness
+        var lines = [
+            "# HELP flapd_flips_total Flips fired by the conductor.", "# TYPE flapd_flips_total counter",
+            "flapd_flips_total \(l.count)",
+            "# HELP flapd_lateness_microseconds Lateness of fired flips (actual - planned).",
+            "# TYPE flapd_lateness_microseconds summary",
+            "flapd_lateness_microseconds{quantile=\"0.5\"} \(l.p50Micros)",
+            "flapd_lateness_microseconds{quantile=\"0.99\"} \(l.p99Micros)",
+            "flapd_lateness_microseconds{quantile=\"1\"} \(l.maxMicros)",
+            "# HELP flapd_board_moving Whether a board is in a transition.", "# TYPE flapd_board_moving gauge",
+        ]
+        for (i, b) in wall.config.boards.enumerated() {
+            lines.append("flapd_board_moving{board=\"\(b.id)\"} \(wall.conductor.isMoving(board: i) ? 1 : 0)")
+        }
+        lines += ["# HELP flapd_message_api_connected Whether the message API is connected.",
+                  "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected 0"]
+        if let s = sound?.stats {
+            lines += ["# TYPE flapd_sound_clacks_total counter", "flapd_sound_clacks_total \(s.clacks)",
+                      "# TYPE flapd_sound_underruns_total counter", "flapd_sound_underruns_total \(s.underruns)"]
+        }
+        lines += ["# TYPE flapd_uptime_seconds gauge", "flapd_uptime_seconds \(String(format: "%.1f", uptime))",
+                  "# TYPE flapd_build_info gauge", "flapd_build_info{version=\"\(Self.version)\"} 1"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static var swiftVersion: String {
+        #if swift(>=6.3)
+        "6.3"
+        #elseif swift(>=6.2)
+        "6.2"
+        #else
+        "6"
+        #endif
+    }
+}
