@@ -53,12 +53,14 @@ public struct Daemon: Sendable {
             ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
                           notice: { [logger] in logger.notice("\($0)") }) : nil
         let stateDir = options.stateDir ?? config.stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
-        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), logger: logger) }
-        let optional: [(any ModuleDriver)?] = [trace, status, keeper]
+        let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) }) }
+        if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
+        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger) }
+        let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
         let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], logger: logger,
                         accepted: { keeper?.changed() })
-        if let stateDir { restore(wall, from: StateStore(directory: stateDir)) }
+        if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal) }
         let rt = config.realtime
         for warning in wall.conductor.start(realtime: .init(
             priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
@@ -145,19 +147,29 @@ extension Daemon {
         }
     }
 
-    /// Puts every saved board back where it was; a board the config no longer has is ignored.
-    func restore(_ wall: Wall, from store: StateStore) {
-        do {
-            let saved = try store.load()
-            for (i, board) in config.boards.enumerated() {
-                guard let state = saved.first(where: { $0.id == board.id }) else { continue }
-                for problem in wall.restore(board: i, positions: state.positions, target: state.target) {
-                    logger.warning("\(problem)")
-                }
+    /// Puts every saved board back where it was: targets from the state file, positions from
+    /// the flip-by-flip journal when it holds them (else from the state file). A board the config
+    /// no longer has is ignored.
+    func restore(_ wall: Wall, from store: StateStore, journal: PositionJournal?) {
+        var saved: [StateStore.BoardState] = []
+        do { saved = try store.load() } catch {
+            logger.error("cannot read the saved board state: \(error)")
+        }
+        let fromJournal = journal?.isValid == true
+        for (i, board) in config.boards.enumerated() {
+            let count = board.rows * board.cols
+            let state = saved.first { $0.id == board.id && $0.rows == board.rows && $0.cols == board.cols }
+            guard let positions = fromJournal ? journal?.positions(board: i, count: count) : state?.positions else { continue }
+            for problem in wall.restore(board: i, positions: positions, target: state?.target ?? positions) {
+                logger.warning("\(problem)")
             }
-            if !saved.isEmpty { logger.info("board state restored", metadata: ["dir": "\(store.directory)"]) }
-        } catch {
-            logger.error("cannot read the saved board state, starting blank: \(error)")
+        }
+        for i in config.boards.indices {
+            journal?.set(board: i, codes: wall.conductor.frame(board: i).codes.flatMap { $0 })
+        }
+        journal?.seal()
+        if fromJournal || !saved.isEmpty {
+            logger.info("board state restored", metadata: ["dir": "\(store.directory)", "positions": "\(fromJournal ? "journal" : "state file")"])
         }
     }
 }

@@ -4,19 +4,22 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Keeps the state file current: after every accepted message, whenever a board settles, and
-/// every second while a board moves. Writes on a thread of its own (the conductor only signals);
-/// a failed write is logged once — the previous state stays intact — until a write succeeds.
+/// Keeps the state file current: before an accepted message is answered (so an accepted message
+/// survives any crash), whenever a board settles and every second while a board moves (on a
+/// thread of its own: the conductor only signals). A failed write is logged once — the previous
+/// state stays intact — until a write succeeds.
 final class StateKeeper: ModuleDriver {
     private let store: StateStore
+    private let journal: PositionJournal?
     private let logger: Logger
     private let wall = Mutex<Wall?>(nil)
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(true)
 
-    init(store: StateStore, logger: Logger) {
+    init(store: StateStore, journal: PositionJournal?, logger: Logger) {
         self.store = store
+        self.journal = journal
         self.logger = logger
     }
 
@@ -31,8 +34,8 @@ final class StateKeeper: ModuleDriver {
     func flip(_ event: FlipEvent) {}
     func settled(board: Int, transition: Int, frame: Frame) { wake.signal() }
 
-    /// Asks for a save now (a message was accepted).
-    func changed() { wake.signal() }
+    /// Saves now, on the caller's thread (a message was accepted).
+    func changed() { save() }
 
     /// Saves one last time and ends the thread.
     func stop() {
@@ -41,31 +44,41 @@ final class StateKeeper: ModuleDriver {
         done.wait()
     }
 
-    private func loop() {
+    private struct Progress {
         var failing = false
         var last: [StateStore.BoardState] = []
+    }
+    private let progress = Mutex(Progress())
+
+    private func loop() {
         while true {
             let signalled = wake.wait(timeout: .now() + 1) == .success
             let stopping = !running.load(ordering: .acquiring)
             guard let wall = wall.withLock({ $0 }) else { break }
             let moving = (0..<wall.config.boards.count).contains { wall.conductor.isMoving(board: $0) }
-            if signalled || moving || stopping {
-                let snapshot = Self.snapshot(wall)
-                if snapshot != last {
-                    do {
-                        try store.save(snapshot)
-                        last = snapshot
-                        if failing { logger.notice("board state saved again", metadata: ["dir": "\(store.directory)"]) }
-                        failing = false
-                    } catch {
-                        if !failing { logger.error("board state not saved, the previous state is kept: \(error)") }
-                        failing = true
-                    }
-                }
-            }
+            if signalled || moving || stopping { save() }
             if stopping { break }
         }
         done.signal()
+    }
+
+    /// Writes the state if it changed since the last write (one writer at a time).
+    private func save() {
+        guard let wall = wall.withLock({ $0 }) else { return }
+        progress.withLock { p in
+            let snapshot = Self.snapshot(wall)
+            guard snapshot != p.last else { return }
+            do {
+                try store.save(snapshot)
+                journal?.flush()
+                p.last = snapshot
+                if p.failing { logger.notice("board state saved again", metadata: ["dir": "\(store.directory)"]) }
+                p.failing = false
+            } catch {
+                if !p.failing { logger.error("board state not saved, the previous state is kept: \(error)") }
+                p.failing = true
+            }
+        }
     }
 
     static func snapshot(_ wall: Wall) -> [StateStore.BoardState] {
