@@ -119,3 +119,20 @@ extension StateTests {
         #expect(saved.contains { $0 != 46 }, "stopped before the end")
     }
 }
+
+extension StateTests {
+    @Test func anUnwritableStateFolderIsAnErrorNotADeadBoard() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A folder that cannot be made: its parent is a file.
+        try "not a folder".write(toFile: dir + "/file", atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir + "/file/state"])
+        let port = try #require(flapd.apiPort())
+        _ = try await post(#"{"text":"still flips"}"#, port: port)
+        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL FLIPS") == true })
+        #expect(flapd.waitUntil { _, e in e.contains("board state not saved, the previous state is kept") }, "\(flapd.stderr)")
+        flapd.terminate()
+        #expect(flapd.waitForExit() == 0)
+        #expect(flapd.stderr.components(separatedBy: "board state not saved").count == 2, "logged once, not per save")
+    }
+}
