@@ -8,16 +8,11 @@ struct Send: AsyncParsableCommand {
 
     @Argument(help: "The message; {NN} is a raw Vestaboard code (e.g. {63} a red chip).")
     var text: String
-    @Option(help: "The local API's base URL (default: from --config, else http://127.0.0.1:7000).")
-    var url: String?
-    @Option(help: "The API key (default: from --config or FLAPD_LOCAL_API_KEY).")
-    var key: String?
-    @Option(name: .shortAndLong, help: "Read the local API's address and key from this config file.")
-    var config: String?
+    @OptionGroup var api: LocalAPIOptions
 
     func run() async throws {
         let body = try JSONSerialization.data(withJSONObject: ["text": text])
-        let answer = try localAPI("POST", "/local-api/message", body: body, url: url, key: key, config: config)
+        let answer = try api.request("POST", "/local-api/message", body: body)
         let status = answer.status
         print("sent (\(status))")
     }
@@ -27,6 +22,15 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print how a running flapd is: what each board shows, module health, conductor lateness, sound, uptime.")
 
+    @OptionGroup var api: LocalAPIOptions
+
+    func run() throws {
+        print(try api.request("GET", "/status").body)
+    }
+}
+
+/// Where a running flapd's local API is, and its key.
+struct LocalAPIOptions: ParsableArguments {
     @Option(help: "The local API's base URL (default: from --config, else http://127.0.0.1:7000).")
     var url: String?
     @Option(help: "The API key (default: from --config or FLAPD_LOCAL_API_KEY).")
@@ -34,27 +38,23 @@ struct Status: ParsableCommand {
     @Option(name: .shortAndLong, help: "Read the local API's address and key from this config file.")
     var config: String?
 
-    func run() throws {
-        print(try localAPI("GET", "/status", url: url, key: key, config: config).body)
+    /// One request; exit 1 with the reason when it fails.
+    func request(_ method: String, _ path: String, body: Data = Data()) throws -> LocalAPIClient.Answer {
+        let api = try loadConfig(config).localAPI
+        let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
+        let base = url ?? "http://\(host):\(api.port)"
+        guard let endpoint = URLComponents(string: base), endpoint.scheme == "http", let target = endpoint.host else {
+            throw fail("--url: '\(base)' is not an http:// URL")
+        }
+        let answer: LocalAPIClient.Answer
+        do {
+            answer = try LocalAPIClient.request(method, host: target, port: endpoint.port ?? 80, path: path, body: body, key: key ?? api.key)
+        } catch {
+            throw fail("cannot reach \(base): \(error)")
+        }
+        guard (200..<300).contains(answer.status) else { throw fail("\(base) answered \(answer.status): \(answer.body)") }
+        return answer
     }
-}
-
-/// One request to a running flapd's local API; exit 1 with the reason when it fails.
-func localAPI(_ method: String, _ path: String, body: Data = Data(), url: String?, key: String?, config: String?) throws -> LocalAPIClient.Answer {
-    let api = try loadConfig(config).localAPI
-    let host = api.bind == "0.0.0.0" || api.bind == "::" ? "127.0.0.1" : api.bind
-    let base = url ?? "http://\(host):\(api.port)"
-    guard let endpoint = URLComponents(string: base), endpoint.scheme == "http", let target = endpoint.host else {
-        throw fail("--url: '\(base)' is not an http:// URL")
-    }
-    let answer: LocalAPIClient.Answer
-    do {
-        answer = try LocalAPIClient.request(method, host: target, port: endpoint.port ?? 80, path: path, body: body, key: key ?? api.key)
-    } catch {
-        throw fail("cannot reach \(base): \(error)")
-    }
-    guard (200..<300).contains(answer.status) else { throw fail("\(base) answered \(answer.status): \(answer.body)") }
-    return answer
 }
 
 /// Writes a line to stderr.
