@@ -47,12 +47,7 @@ enum SoundBench {
             row("onset error (\(device))", "no sound device")
             return
         }
-        final class Settle: ModuleDriver {
-            let signal = DispatchSemaphore(value: 0)
-            func flip(_ event: FlipEvent) {}
-            func settled(board: Int, transition: Int, frame: Frame) { signal.signal() }
-        }
-        let settle = Settle()
+        let settle = ConductorBench.Settle()
         let conductor = Conductor(boards: [.init(rows: 6, cols: 22, drum: .standard, timing: FlipTiming(), motion: .forward)],
                                   drivers: [settle], clackSinks: [player])
         _ = conductor.start()
