@@ -30,7 +30,7 @@ public struct DaemonStatus: Sendable {
                 let frame = wall.conductor.frame(board: i)
                 return ["id": b.id, "rows": b.rows, "cols": b.cols, "output": b.output.rawValue,
                         "moving": wall.conductor.isMoving(board: i),
-                        "shows": (0..<frame.rows).map { r in String((0..<frame.cols).map { PlainFrame.character(frame[r, $0]) }) },
+                        "shows": PlainFrame.rows(frame),
                         "target": wall.target(board: i).codes,
                         // Virtual modules cannot fail; hardware outputs will report their own.
                         "modules": ["ok": b.rows * b.cols, "faulty": 0]]

@@ -19,9 +19,7 @@ final class StatusReporter: ModuleDriver {
 
     /// The non-blank rows of a frame, trimmed, joined by " / " (chips as their letters).
     static func summary(_ frame: Frame) -> String {
-        let rows = (0..<frame.rows).map { r in
-            String((0..<frame.cols).map { PlainFrame.character(frame[r, $0]) }).trimmingCharacters(in: .whitespaces)
-        }.filter { !$0.isEmpty }
+        let rows = PlainFrame.rows(frame).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return rows.isEmpty ? "a blank board" : "\"" + rows.joined(separator: " / ") + "\""
     }
 }

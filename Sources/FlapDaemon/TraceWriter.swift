@@ -6,6 +6,8 @@ import Foundation
 /// (milliseconds from its transition's start) and lateness — from a thread of its own.
 public final class TraceWriter: ModuleDriver {
     private let queue: OutputQueue<FlipEvent>
+    /// The file written (nil when tracing to stderr), closed by `finish`.
+    private let file: Int32?
 
     /// Traces to a file (created or truncated), or to stderr for `-`.
     public init(path: String, boardIDs: [String]) throws {
@@ -14,6 +16,7 @@ public final class TraceWriter: ModuleDriver {
             fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             if fd < 0 { throw TraceError(path: path, reason: String(cString: strerror(errno))) }
         }
+        file = path == "-" ? nil : fd
         queue = OutputQueue(name: "trace") { events in
             var out = ""
             for e in events { out += TraceWriter.line(e, boardID: boardIDs[e.board]) + "\n" }
@@ -33,7 +36,10 @@ public final class TraceWriter: ModuleDriver {
     public func settled(board: Int, transition: Int, frame: Frame) {}
 
     /// Writes what is queued.
-    public func finish() { queue.close() }
+    public func finish() {
+        queue.close()
+        if let file { close(file) }
+    }
 }
 
 public struct TraceError: Error, CustomStringConvertible {

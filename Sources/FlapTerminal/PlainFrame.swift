@@ -5,12 +5,13 @@ import FlapCore
 public enum PlainFrame {
     public static func render(_ frame: Frame) -> String {
         let border = "+" + String(repeating: "-", count: frame.cols) + "+"
-        var lines = [border]
-        for r in 0..<frame.rows {
-            lines.append("|" + String((0..<frame.cols).map { character(frame[r, $0]) }) + "|")
-        }
-        lines.append(border)
+        let lines = [border] + rows(frame).map { "|" + $0 + "|" } + [border]
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Each row of a frame as exactly `cols` characters.
+    public static func rows(_ frame: Frame) -> [String] {
+        (0..<frame.rows).map { r in String((0..<frame.cols).map { character(frame[r, $0]) }) }
     }
 
     /// The single character that stands for a glyph in a plain frame.
