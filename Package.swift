@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "flapd", targets: ["flapd"]),
         .executable(name: "flapbench", targets: ["flapbench"]),
+        .executable(name: "flaphub", targets: ["flaphub"]),
         .library(name: "FlapCore", targets: ["FlapCore"]),
     ],
     dependencies: [
@@ -17,12 +18,16 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System libraries: one header shim each, nothing else.
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
         .target(name: "FlapCore"),
@@ -33,11 +38,37 @@ let package = Package(
         .target(name: "FlapSound", dependencies: ["FlapCore", "FlapTiming", "CALSA"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
+        // The message API client: WebSocket subscription and REST catch-up.
+        .target(
+            name: "FlapNet",
+            dependencies: [
+                "FlapCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        // The reference server of the message API: SQLite store, REST, WebSocket.
+        .target(
+            name: "FlapHub",
+            dependencies: [
+                "FlapCore", "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // Config, board runtime, local HTTP API, service lifecycle.
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound",
+                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -57,6 +88,14 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "flaphub",
+            dependencies: [
+                "FlapHub",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
             name: "flapbench",
             dependencies: [
                 "FlapCore", "FlapTiming", "FlapSound",
@@ -70,8 +109,10 @@ let package = Package(
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA"]),
+        .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
+        .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
-        .testTarget(name: "EndToEndTests", dependencies: ["flapd"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["flapd", "flaphub"]),
     ]
 )

@@ -6,7 +6,7 @@ public enum VerticalAlignment: String, Sendable, CaseIterable { case top, center
 /// Lays text out on a rectangle of modules: upper case, word wrap, explicit newlines, words
 /// longer than a line broken, alignment (center / center unless told otherwise, as the
 /// Vestaboard text API does). Runs of spaces separate words and fold into one.
-public struct Layout: Sendable {
+public struct Layout: Hashable, Sendable {
     public var horizontal: HorizontalAlignment
     public var vertical: VerticalAlignment
 

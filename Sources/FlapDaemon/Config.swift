@@ -1,4 +1,5 @@
 import FlapCore
+import FlapNet
 import FlapSound
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
@@ -11,6 +12,10 @@ public struct FlapdConfig: Sendable {
     /// Where the board state is kept across restarts; nil: not kept (see `Daemon.Options`).
     public var stateDir: String?
     public var boards: [BoardConfig] = [BoardConfig()]
+    /// The message API to subscribe to; nil: none (local API only).
+    public var messageAPI: MessageAPIConfig?
+    /// Where senders' messages show. With a message API and no zones: everyone, whole first board.
+    public var zones: [Zone] = []
 
     public init() {}
 

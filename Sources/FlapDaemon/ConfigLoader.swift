@@ -66,6 +66,7 @@ public enum ConfigLoader {
         config.localAPI = localAPI(root.child("local_api"), environment: environment)
         config.sound = sound(root.child("sound"))
         config.stateDir = root.string("state_dir")
+        config.messageAPI = messageAPI(root.child("message_api"), environment: environment)
         if let list = root.value("boards") {
             if let items = list.sequence, !items.isEmpty {
                 config.boards = items.enumerated().map { i, node in
@@ -85,6 +86,7 @@ public enum ConfigLoader {
             root.issues.add("local_api.board", root.child("local_api").value("board"),
                             "'\(id)' is not a board (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
         }
+        config.zones = zones(root, config: config)
         root.rejectUnknownKeys()
         return config
     }
@@ -149,13 +151,7 @@ public enum ConfigLoader {
         api.bind = node.string("bind") ?? api.bind
         api.port = node.int("port", default: api.port, in: 0...65535)
         api.board = node.string("board")
-        api.key = node.string("key")
-        if let variable = node.string("key_env") {
-            if let v = environment[variable], !v.isEmpty { api.key = v } else {
-                node.issues.add(node.sub("key_env"), node.value("key_env"), "the environment variable \(variable) is not set")
-            }
-        }
-        if let path = node.string("key_file") { api.key = SecretFile.read(path, node: node, key: "key_file") ?? api.key }
+        api.key = SecretFile.secret(node, "key", environment: environment)
         if let v = environment[localAPIKeyVariable], !v.isEmpty { api.key = v }
         if api.key?.isEmpty == true { api.key = nil }
         node.rejectUnknownKeys()

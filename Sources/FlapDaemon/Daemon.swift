@@ -1,4 +1,5 @@
 import FlapCore
+import FlapNet
 import FlapSound
 import FlapTerminal
 import FlapTiming
@@ -72,8 +73,17 @@ public struct Daemon: Sendable {
         }
         keeper?.start(wall)
         wall.resume()
+        let mailroom = config.zones.isEmpty ? nil : Mailroom(
+            wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,
+            settled: { board, transition in await watcher.wait(board: board, transition: transition) })
+        let client = config.messageAPI.flatMap { api in
+            mailroom.map { mailroom in MessageAPIClient(config: api, logger: logger) { mailroom.take($0) } }
+        }
+        if let client { mailroom?.reportDisplayed(to: client.reportDisplayed) }
+        mailroom?.restore()
         defer {
             systemd?.send("STOPPING=1")
+            mailroom?.stop()
             finish(wall)
             wall.conductor.stop()
             keeper?.stop()
@@ -97,6 +107,7 @@ public struct Daemon: Sendable {
             return
         }
         let api = config.localAPI
+        let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
         let app = Application(
             router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound)),
             configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
@@ -104,13 +115,14 @@ public struct Daemon: Sendable {
                 let port = channel.localAddress?.port ?? api.port
                 logger.notice("local API listening on http://\(api.bind):\(port)",
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
-                systemd?.send("READY=1\nSTATUS=ready: local API on \(api.bind):\(port); message API not configured")
+                systemd?.send("READY=1\nSTATUS=ready: local API on \(api.bind):\(port); \(messageAPI)")
             },
             logger: logger)
-        if !api.enabled { systemd?.send("READY=1\nSTATUS=ready: no local API; message API not configured") }
+        if !api.enabled { systemd?.send("READY=1\nSTATUS=ready: no local API; \(messageAPI)") }
         var services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
+        if let client { services.append(client) }
         if let file = options.configFile {
-            services.append(ReloadOnHangup { reload(wall, from: file, systemd: systemd) })
+            services.append(ReloadOnHangup { reload(wall, mailroom: mailroom, from: file, systemd: systemd) })
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
@@ -121,11 +133,15 @@ extension Daemon {
     /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
     /// running, and be ready again. A config with problems is refused whole and logged; the
     /// running one stays. Messages are never lost: every board keeps its target.
-    func reload(_ wall: Wall, from file: String, systemd: SystemdNotifier?) {
+    func reload(_ wall: Wall, mailroom: Mailroom?, from file: String, systemd: SystemdNotifier?) {
         systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
         do {
             let new = try ConfigLoader.load(file: file)
-            let kept = wall.apply(new)
+            var kept = wall.apply(new)
+            if new.messageAPI != config.messageAPI { kept.append("message_api") }
+            if kept.isEmpty || !kept.contains(where: { $0.hasPrefix("the list of boards") }) {
+                if let mailroom { mailroom.reroute(new.zones) } else if !new.zones.isEmpty { kept.append("zones (none before)") }
+            }
             for part in kept { logger.warning("reload: \(part) changes only with a restart; the running setting stays") }
             logger.notice("config reloaded", metadata: ["file": "\(file)"])
             systemd?.send("READY=1\nSTATUS=config reloaded")

@@ -2,6 +2,19 @@ import Foundation
 
 /// Reads a secret from a file that only its owner may read.
 enum SecretFile {
+    /// A secret given inline (`KEY`), by environment variable (`KEY_env`) or by file
+    /// (`KEY_file`); the later ones win.
+    static func secret(_ node: ConfigNode, _ key: String, environment: [String: String]) -> String? {
+        var secret = node.string(key)
+        if let variable = node.string("\(key)_env") {
+            if let v = environment[variable], !v.isEmpty { secret = v } else {
+                node.issues.add(node.sub("\(key)_env"), node.value("\(key)_env"), "the environment variable \(variable) is not set")
+            }
+        }
+        if let path = node.string("\(key)_file") { secret = read(path, node: node, key: "\(key)_file") ?? secret }
+        return secret
+    }
+
     static func read(_ path: String, node: ConfigNode, key: String) -> String? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               let data = FileManager.default.contents(atPath: path) else {

@@ -35,31 +35,7 @@ public struct StateStore: Sendable {
     /// Replaces the saved state; on failure the previous file is untouched.
     public func save(_ boards: [BoardState]) throws {
         let data = try JSONEncoder().encode(Document(boards: boards))
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = file + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StateError(path: temporary, reason: String(cString: strerror(errno))) }
-        var failure: String?
-        data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count, failure == nil {
-                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 { if errno != EINTR { failure = String(cString: strerror(errno)) } } else { offset += n }
-            }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw StateError(path: temporary, reason: failure)
-        }
-        guard rename(temporary, file) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw StateError(path: file, reason: reason)
-        }
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
+        try AtomicFile.replace(file, in: directory, with: data)
     }
 }
 

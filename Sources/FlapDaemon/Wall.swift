@@ -70,11 +70,21 @@ public final class Wall: Sendable {
         return show(frame: frame, board: board, cut: [], substitutions: substitutions)
     }
 
+    /// Shows a composed frame; a glyph the drum lacks becomes its substitute.
+    public func show(frame: Frame, board: Int, substitutions: [Substitution] = []) -> Shown {
+        show(frame: frame, board: board, cut: [], substitutions: substitutions)
+    }
+
     private func show(frame: Frame, board: Int, cut: [String], substitutions: [Substitution]) -> Shown {
         let b = config.boards[board]
+        var frame = frame
+        if b.drum.indices(of: frame) == nil {
+            let mapper = b.mapper
+            for r in 0..<frame.rows { for c in 0..<frame.cols { frame[r, c] = mapper.map(.code(Int(frame[r, c].code))).glyph } }
+        }
         let fresh = reported.withLock { seen in substitutions.filter { seen[board].insert($0.original).inserted } }
         for s in fresh { logger.notice("glyph substituted", metadata: ["board": "\(b.id)", "substitution": "\(s)"]) }
-        // The mapper only produces glyphs of the drum, so every index exists.
+        // Every glyph is on the drum now.
         let indices = b.drum.indices(of: frame)!
         let transition = targets.withLock { targets in
             targets[board] = frame

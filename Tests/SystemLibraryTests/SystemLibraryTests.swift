@@ -1,9 +1,10 @@
 import CALSA
 import CGPIOD
 import CSerialPort
+import CSQLite
 import Testing
 
-/// The three system libraries link and answer: proof that the install step is right.
+/// The system libraries link and answer: proof that the install step is right.
 @Suite struct SystemLibraryTests {
     @Test func libgpiod() {
         let version = String(cString: gpiod_version_string())
@@ -18,5 +19,10 @@ import Testing
     @Test func alsa() {
         let version = String(cString: snd_asoundlib_version())
         #expect(version.hasPrefix("1."), "alsa-lib \(version)")
+    }
+
+    @Test func sqlite() {
+        let version = String(cString: sqlite3_libversion())
+        #expect(version.hasPrefix("3."), "SQLite \(version)")
     }
 }

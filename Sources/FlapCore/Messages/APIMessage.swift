@@ -1,0 +1,45 @@
+/// A message as the message API writes it in JSON, over REST and in WebSocket events.
+/// Times are seconds since 1970 (UTC).
+public struct APIMessage: Codable, Hashable, Sendable {
+    public var id: String
+    public var senderID: String
+    public var senderUsername: String
+    public var senderDisplayName: String?
+    public var recipientID: String?
+    public var content: String
+    public var contentType: InboxMessage.ContentType
+    /// When it was sent.
+    public var timestamp: Double
+    public var unlockAt: Double?
+    public var expiresAt: Double?
+    /// Delivery to this recipient: pending, delivered or displayed.
+    public var status: String?
+
+    public init(id: String, senderID: String, senderUsername: String, senderDisplayName: String? = nil,
+                recipientID: String? = nil, content: String, contentType: InboxMessage.ContentType = .text,
+                timestamp: Double, unlockAt: Double? = nil, expiresAt: Double? = nil, status: String? = nil) {
+        self.id = id
+        self.senderID = senderID
+        self.senderUsername = senderUsername
+        self.senderDisplayName = senderDisplayName
+        self.recipientID = recipientID
+        self.content = content
+        self.contentType = contentType
+        self.timestamp = timestamp
+        self.unlockAt = unlockAt
+        self.expiresAt = expiresAt
+        self.status = status
+    }
+
+    /// The message as a board keeps it.
+    public var inboxMessage: InboxMessage {
+        InboxMessage(id: id, senderID: senderID, senderName: senderUsername, content: content,
+                     contentType: contentType, sentAt: timestamp, unlockAt: unlockAt)
+    }
+}
+
+/// `GET /api/v1/messages/inbox`: the latest message of each sender.
+public struct APIInbox: Codable, Sendable {
+    public var messages: [APIMessage]
+    public init(messages: [APIMessage]) { self.messages = messages }
+}

@@ -1,0 +1,87 @@
+/// The latest message of each sender, the messages held until they unlock, and the ids already
+/// seen (the message API delivers at least once, so a message may arrive twice). A value with
+/// no clock: every change takes `now` (seconds since 1970).
+///
+/// "Latest" is the message made visible last: a held message that unlocks replaces what its
+/// sender showed before. A message expires 48 h after it was sent, held or not.
+public struct Inbox: Codable, Hashable, Sendable {
+    /// The message each sender shows, by sender id.
+    public private(set) var live: [String: InboxMessage] = [:]
+    /// Messages waiting for their `unlockAt`.
+    public private(set) var held: [InboxMessage] = []
+    /// Ids already taken (or deleted), with when each may be forgotten.
+    private var seen: [String: Double] = [:]
+
+    public init() {}
+
+    /// What taking a message did.
+    public enum Outcome: Equatable, Sendable {
+        case shown, held, duplicate, expired, superseded
+    }
+
+    /// Takes one message. A second delivery of an id already taken changes nothing.
+    @discardableResult
+    public mutating func receive(_ message: InboxMessage, now: Double) -> Outcome {
+        guard seen[message.id] == nil else { return .duplicate }
+        guard now < message.expiresAt else { return .expired }
+        seen[message.id] = message.expiresAt
+        if message.visibleAt > now {
+            held.append(message)
+            return .held
+        }
+        if let current = live[message.senderID], current.visibleAt > message.visibleAt { return .superseded }
+        live[message.senderID] = message
+        return .shown
+    }
+
+    /// Removes a message wherever it is. Returns whether it was live (the board changes).
+    @discardableResult
+    public mutating func delete(id: String, now: Double) -> Bool {
+        seen[id] = seen[id] ?? now + InboxMessage.lifetime
+        held.removeAll { $0.id == id }
+        guard let sender = live.first(where: { $0.value.id == id })?.key else { return false }
+        live[sender] = nil
+        return true
+    }
+
+    /// Makes the inbox what the server says it is after a catch-up: messages the server no
+    /// longer has (deleted while the board was away) go; the server's messages are taken
+    /// (those already here stay as they are). Returns whether anything live changed.
+    @discardableResult
+    public mutating func sync(with server: [InboxMessage], now: Double) -> Bool {
+        let before = live
+        let ids = Set(server.map(\.id))
+        for m in Array(live.values) + held where !ids.contains(m.id) { delete(id: m.id, now: now) }
+        for m in server.sorted(by: { $0.visibleAt < $1.visibleAt }) { receive(m, now: now) }
+        return live != before
+    }
+
+    /// Unlocks held messages whose time has come and drops expired ones. Returns whether
+    /// anything live changed.
+    @discardableResult
+    public mutating func advance(now: Double) -> Bool {
+        let before = live
+        let due = held.filter { $0.visibleAt <= now }.sorted { $0.visibleAt < $1.visibleAt }
+        held.removeAll { $0.visibleAt <= now || $0.expiresAt <= now }
+        for m in due where m.expiresAt > now {
+            if let current = live[m.senderID], current.visibleAt > m.visibleAt { continue }
+            live[m.senderID] = m
+        }
+        for (sender, m) in live where m.expiresAt <= now { live[sender] = nil }
+        seen = seen.filter { $0.value > now }
+        return live != before
+    }
+
+    /// The next instant `advance` would change something, if any.
+    public var nextChange: Double? {
+        (held.map(\.visibleAt) + live.values.map(\.expiresAt)).min()
+    }
+
+    /// Live messages, oldest visible first.
+    public var visible: [InboxMessage] {
+        live.values.sorted { ($0.visibleAt, $0.id) < ($1.visibleAt, $1.id) }
+    }
+
+    /// Whether this id has been taken already.
+    public func contains(id: String) -> Bool { seen[id] != nil }
+}

@@ -1,0 +1,40 @@
+/// One message of the message API, as a board keeps it: who sent it, what it says, when it
+/// was sent, and when it may first be shown. Times are seconds since 1970 (UTC).
+public struct InboxMessage: Codable, Hashable, Sendable {
+    /// What `content` holds.
+    public enum ContentType: String, Codable, Sendable, CaseIterable {
+        /// Text, laid out on the zone (`{NN}` codes allowed).
+        case text
+        /// Rows of Vestaboard codes as JSON (`[[63,64],[65]]`), placed from the zone's top-left.
+        case pattern
+    }
+
+    /// How long a message lives after it was sent (48 h, as the message API says).
+    public static let lifetime: Double = 48 * 3600
+
+    public var id: String
+    public var senderID: String
+    /// The sender's username (what zones and name lines use).
+    public var senderName: String
+    public var content: String
+    public var contentType: ContentType
+    public var sentAt: Double
+    /// Held until this instant when it lies ahead ("opens once it has arrived").
+    public var unlockAt: Double?
+
+    public init(id: String, senderID: String, senderName: String, content: String,
+                contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil) {
+        self.id = id
+        self.senderID = senderID
+        self.senderName = senderName
+        self.content = content
+        self.contentType = contentType
+        self.sentAt = sentAt
+        self.unlockAt = unlockAt
+    }
+
+    /// When it goes away.
+    public var expiresAt: Double { sentAt + Self.lifetime }
+    /// When it may first be shown.
+    public var visibleAt: Double { max(sentAt, unlockAt ?? sentAt) }
+}

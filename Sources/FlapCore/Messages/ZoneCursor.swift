@@ -1,0 +1,42 @@
+/// Which message a zone shows, among the live messages routed to it: the newest, as soon as it
+/// arrives; with rotation, each sender in turn for `rotateSeconds`. A value; `now` is passed in.
+public struct ZoneCursor: Codable, Hashable, Sendable {
+    /// The sender shown, if any.
+    public private(set) var senderID: String?
+    /// When it was put up.
+    public private(set) var since: Double = 0
+    /// The newest message this zone has had, so a new arrival shows at once.
+    private var newestID: String?
+
+    public init() {}
+
+    /// Picks the message to show from `candidates` (oldest visible first) and returns it with
+    /// the instant the choice should be made again (a rotation step), if any.
+    public mutating func pick(_ candidates: [InboxMessage], rotateSeconds: Double?, now: Double)
+        -> (message: InboxMessage?, next: Double?) {
+        guard let newest = candidates.last else {
+            senderID = nil
+            return (nil, nil)
+        }
+        let index = candidates.firstIndex { $0.senderID == senderID }
+        if newest.id != newestID || index == nil {
+            // Something new arrived since the last choice, or the sender shown is gone.
+            newestID = newest.id
+            senderID = newest.senderID
+            since = now
+            return (newest, rotation(candidates.count, rotateSeconds))
+        }
+        if let rotate = rotateSeconds, candidates.count > 1, now >= since + rotate, let i = index {
+            let next = candidates[(i + 1) % candidates.count]
+            senderID = next.senderID
+            since = now
+            return (next, now + rotate)
+        }
+        return (candidates[index!], rotation(candidates.count, rotateSeconds))
+    }
+
+    private func rotation(_ count: Int, _ rotate: Double?) -> Double? {
+        guard let rotate, count > 1 else { return nil }
+        return since + rotate
+    }
+}

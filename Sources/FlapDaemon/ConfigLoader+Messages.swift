@@ -1,0 +1,107 @@
+import FlapCore
+import FlapNet
+import Yams
+
+extension ConfigLoader {
+    static func messageAPI(_ node: ConfigNode, environment: [String: String]) -> MessageAPIConfig? {
+        guard node.node != nil else { return nil }
+        var api = MessageAPIConfig(url: "", token: "")
+        if let url = node.string("url") {
+            if MessageAPIConfig.endpoints(of: url) == nil {
+                node.issues.add(node.sub("url"), node.value("url"), "'\(url)' is not an http:// or https:// URL")
+            }
+            api.url = url
+        } else {
+            node.issues.add(node.sub("url"), node.node, "missing (the API's base URL, e.g. https://hub.example.org)")
+        }
+        if let variable = environment[messageAPITokenVariable], !variable.isEmpty {
+            api.token = variable
+            _ = SecretFile.secret(node, "token", environment: environment)
+        } else if let token = SecretFile.secret(node, "token", environment: environment), !token.isEmpty {
+            api.token = token
+        } else {
+            node.issues.add(node.sub("token"), node.node,
+                            "missing (give token, token_env or token_file, or set \(messageAPITokenVariable))")
+        }
+        api.pingSeconds = Double(node.int("ping_seconds", default: Int(api.pingSeconds), in: 1...300))
+        api.maxFrameBytes = node.int("max_frame_kib", default: api.maxFrameBytes / 1024, in: 1...4096) * 1024
+        node.rejectUnknownKeys()
+        return api
+    }
+
+    /// Environment variable that overrides `message_api.token`.
+    public static let messageAPITokenVariable = "FLAPD_MESSAGE_API_TOKEN"
+
+    static func zones(_ root: ConfigNode, config: FlapdConfig) -> [Zone] {
+        guard let list = root.value("zones") else {
+            guard config.messageAPI != nil, let b = config.boards.first else { return [] }
+            return [Zone(board: 0, rows: 0..<b.rows, cols: 0..<b.cols, layout: b.layout)]
+        }
+        guard let items = list.sequence else {
+            root.issues.add("zones", list, "expected a list of zones"); return []
+        }
+        var zones: [(zone: Zone, node: Node)] = []
+        for (i, item) in items.enumerated() {
+            let node = ConfigNode(item, path: "zones[\(i)]", issues: root.issues)
+            if let zone = zone(node, config: config) { zones.append((zone, item)) }
+        }
+        for (i, a) in zones.enumerated() {
+            for b in zones[..<i] where a.zone.overlaps(b.zone) {
+                let index = items.firstIndex { $0 == a.node } ?? i
+                root.issues.add("zones[\(index)]", a.node,
+                                "overlaps zone rows \(b.zone.rows.lowerBound)…\(b.zone.rows.upperBound - 1), columns \(b.zone.cols.lowerBound)…\(b.zone.cols.upperBound - 1) of board '\(config.boards[b.zone.board].id)'")
+            }
+        }
+        return zones.map(\.zone)
+    }
+
+    private static func zone(_ node: ConfigNode, config: FlapdConfig) -> Zone? {
+        var board = 0
+        if let id = node.string("board") {
+            guard let i = config.boards.firstIndex(where: { $0.id == id }) else {
+                node.issues.add(node.sub("board"), node.value("board"),
+                                "'\(id)' is not a board (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
+                node.rejectUnknownKeys()
+                return nil
+            }
+            board = i
+        }
+        let b = config.boards[board]
+        let rows = span(node, "rows", size: b.rows, what: "rows", board: b.id)
+        let cols = span(node, "cols", size: b.cols, what: "columns", board: b.id)
+        var senders = Zone.Senders.everyoneElse
+        if let v = node.value("senders") {
+            if v.string == "*" {
+                senders = .everyoneElse
+            } else if let names = v.sequence?.compactMap(\.string), names.count == v.sequence?.count, !names.isEmpty {
+                senders = names == ["*"] ? .everyoneElse : .listed(names)
+            } else {
+                node.issues.add(node.sub("senders"), v, "expected \"*\" or a list of sender ids or usernames")
+            }
+        } else {
+            node.issues.add(node.sub("senders"), node.node, "missing (\"*\" or a list of sender ids or usernames)")
+        }
+        let align = node.child("align")
+        let layout = Layout(horizontal: align.choice("horizontal", default: b.layout.horizontal),
+                            vertical: align.choice("vertical", default: b.layout.vertical))
+        align.rejectUnknownKeys()
+        let nameLine = node.bool("name_line", default: false)
+        let rotate = node.value("rotate_seconds") == nil ? nil : Double(node.int("rotate_seconds", default: 10, in: 1...86_400))
+        node.rejectUnknownKeys()
+        guard let rows, let cols else { return nil }
+        return Zone(board: board, rows: rows, cols: cols, senders: senders, layout: layout, nameLine: nameLine, rotateSeconds: rotate)
+    }
+
+    /// `[first, last]` (inclusive, from 0) within the board; absent: all of it.
+    private static func span(_ node: ConfigNode, _ key: String, size: Int, what: String, board: String) -> Range<Int>? {
+        guard let v = node.value(key) else { return 0..<size }
+        guard let pair = v.sequence?.compactMap(\.int), pair.count == 2, v.sequence?.count == 2 else {
+            node.issues.add(node.sub(key), v, "expected [first, last] \(what), counted from 0"); return nil
+        }
+        guard pair[0] <= pair[1], pair[0] >= 0, pair[1] < size else {
+            node.issues.add(node.sub(key), v, "[\(pair[0]), \(pair[1])] is outside board '\(board)' (\(what) 0…\(size - 1))")
+            return nil
+        }
+        return pair[0]..<(pair[1] + 1)
+    }
+}

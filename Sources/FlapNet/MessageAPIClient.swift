@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import FlapCore
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import ServiceLifecycle
+import Synchronization
+import WSClient
+
+/// Subscribes a board to the message API: authenticates over the WebSocket, catches up through
+/// the inbox on every (re)connect, hands on each new and deleted message, reports messages
+/// displayed, pings and takes a silent server for dead, and reconnects with backoff forever.
+/// A frame it cannot read is logged with what was wrong and skipped; it never stops the client.
+public final class MessageAPIClient: Service, Sendable {
+    /// What the board is told.
+    public enum Event: Sendable, Equatable {
+        /// The inbox after a (re)connect: the latest message of each sender, as the server has it.
+        case caughtUp([InboxMessage])
+        case new(InboxMessage)
+        case deleted(messageID: String)
+    }
+
+    /// The connection as status shows it.
+    public struct Status: Sendable, Equatable {
+        public var connected = false
+        /// Connections that authenticated.
+        public var connections = 0
+        /// Frames skipped because they could not be read.
+        public var skippedFrames = 0
+        public var lastProblem: String?
+    }
+
+    private let config: MessageAPIConfig
+    private let logger: Logger
+    private let onEvent: @Sendable (Event) async -> Void
+    private let writer = Mutex<WebSocketOutboundWriter?>(nil)
+    private let unsent = Mutex<[String]>([])
+    private let lastHeard = Mutex<ContinuousClock.Instant>(.now)
+    private let state = Mutex(Status())
+    private let random: @Sendable () -> Double
+
+    public init(config: MessageAPIConfig, logger: Logger, random: @escaping @Sendable () -> Double = { .random(in: 0..<1) },
+                onEvent: @escaping @Sendable (Event) async -> Void) {
+        self.config = config
+        self.logger = logger
+        self.onEvent = onEvent
+        self.random = random
+    }
+
+    public var status: Status { state.withLock { $0 } }
+
+    /// Reports a message displayed (`message.displayed`): now when connected, else after the
+    /// next connect.
+    public func reportDisplayed(_ id: String) {
+        guard let out = writer.withLock({ $0 }) else {
+            unsent.withLock { $0.append(id) }
+            return
+        }
+        Task {
+            do { try await out.write(.text(OutgoingFrame.displayed(id))) } catch { unsent.withLock { $0.append(id) } }
+        }
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var backoff = Backoff(random: self.random)
+            let good = Mutex(false)
+            while !Task.isCancelled {
+                do {
+                    try await self.connect { good.withLock { $0 = true } }
+                    self.problem("the server closed the connection")
+                } catch is CancellationError {
+                    return
+                } catch {
+                    self.problem("\(error)")
+                }
+                if good.withLock({ g in defer { g = false }; return g }) { backoff.reset() }
+                let delay = backoff.next()
+                self.logger.info("message API: reconnecting in \(String(format: "%.1f", delay)) s")
+                try? await Task.sleep(for: .seconds(delay))
+            }
+        }
+    }
+
+    private func problem(_ text: String) {
+        state.withLock { $0.connected = false; $0.lastProblem = text }
+        logger.warning("message API: \(text)")
+    }
+
+    /// One connection, from the upgrade to its end.
+    private func connect(authenticated: @escaping @Sendable () -> Void) async throws {
+        let urls = config.endpoints
+        var ws = WebSocketClientConfiguration(maxFrameSize: config.maxFrameBytes, closeTimeout: .seconds(5))
+        ws.ignoreUncleanSSLShutdownErrors = true
+        try await WebSocketClient.connect(
+            url: urls.webSocket, configuration: ws,
+            tlsConfiguration: urls.webSocket.hasPrefix("wss:") ? .makeClientConfiguration() : nil,
+            logger: logger
+        ) { inbound, outbound, _ in
+            try await outbound.write(.text(OutgoingFrame.authenticate(token: self.config.token)))
+            var frames = inbound.makeAsyncIterator()
+            guard let first = try await frames.nextMessage(maxSize: self.config.maxFrameBytes) else {
+                throw ClientError.refused("the connection closed before authentication")
+            }
+            guard case .text(let text) = first, case .success(.authenticated) = APIFrame.decode(text) else {
+                throw ClientError.refused("authentication refused: \(APIFrame.preview("\(first)"))")
+            }
+            authenticated()
+            self.heard()
+            self.state.withLock { $0.connected = true; $0.connections += 1; $0.lastProblem = nil }
+            self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)"])
+            await self.onEvent(.caughtUp(try await self.fetchInbox(urls.inbox)))
+            self.writer.withLock { $0 = outbound }
+            defer { self.writer.withLock { $0 = nil } }
+            for id in self.unsent.withLock({ ids in defer { ids = [] }; return ids }) { self.reportDisplayed(id) }
+            let silence = try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    guard let why = try? await self.keepAlive(outbound) else { return nil }
+                    try? await outbound.close(.goingAway, reason: "silent")
+                    return why
+                }
+                while let message = try await frames.nextMessage(maxSize: self.config.maxFrameBytes) {
+                    self.heard()
+                    await self.take(message, outbound: outbound)
+                }
+                group.cancelAll()
+                return try await group.next() ?? nil
+            }
+            if let why = silence { throw ClientError.silent(why) }
+        }
+    }
+
+    /// Sends `ping` every `pingSeconds`; returns why once the server has been silent for three.
+    private func keepAlive(_ outbound: WebSocketOutboundWriter) async throws -> String {
+        while true {
+            try await Task.sleep(for: .seconds(config.pingSeconds))
+            let silent = ContinuousClock.now - lastHeard.withLock { $0 }
+            if silent > .seconds(3 * config.pingSeconds) {
+                return "the server has been silent for \(silent.components.seconds) s"
+            }
+            try await outbound.write(.text(OutgoingFrame.ping))
+        }
+    }
+
+    private func heard() { lastHeard.withLock { $0 = .now } }
+
+    private func take(_ message: WebSocketMessage, outbound: WebSocketOutboundWriter) async {
+        guard case .text(let text) = message else {
+            skipped("a binary frame of \(message.description.count) bytes (the API sends JSON text)")
+            return
+        }
+        switch APIFrame.decode(text) {
+        case .success(.new(let m)): await onEvent(.new(m.inboxMessage))
+        case .success(.deleted(let id)): await onEvent(.deleted(messageID: id))
+        case .success(.error(let code, let message)): logger.warning("message API error \(code): \(message)")
+        case .success: break
+        case .failure(let problem): skipped(problem.description)
+        }
+    }
+
+    private func skipped(_ why: String) {
+        state.withLock { $0.skippedFrames += 1 }
+        logger.warning("message API: frame skipped: \(why)")
+    }
+
+    /// `GET …/inbox`: every message that reads; one that does not is logged and left out.
+    private func fetchInbox(_ url: String) async throws -> [InboxMessage] {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Authorization", value: "Bearer \(config.token)")
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(15))
+        let body = try await response.body.collect(upTo: 8 << 20)
+        guard response.status == .ok else {
+            throw ClientError.inbox("GET \(url) answered \(response.status.code): \(APIFrame.preview(String(buffer: body)))")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+              let list = object["messages"] as? [Any] else {
+            throw ClientError.inbox("GET \(url) did not answer {\"messages\": […]}")
+        }
+        return list.enumerated().compactMap { i, item in
+            do {
+                let data = try JSONSerialization.data(withJSONObject: item)
+                return try JSONDecoder().decode(APIMessage.self, from: data).inboxMessage
+            } catch {
+                skipped("inbox message \(i): \(APIFrame.reason(error))")
+                return nil
+            }
+        }
+    }
+
+    enum ClientError: Error, CustomStringConvertible {
+        case refused(String), silent(String), inbox(String)
+        var description: String {
+            switch self { case .refused(let s), .silent(let s), .inbox(let s): s }
+        }
+    }
+}
