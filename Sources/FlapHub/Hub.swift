@@ -1,0 +1,60 @@
+import FlapCore
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// flaphub: the message API (REST under `/api/v1`, WebSocket at `/ws`) over one SQLite store.
+public final class Hub: Sendable {
+    public let store: HubStore
+    let sockets = SocketRegistry()
+    let logger: Logger
+    let now: @Sendable () -> Double
+    /// The largest request body and WebSocket frame taken.
+    let maxBody = 64 * 1024
+    let maxFrame = 64 * 1024
+
+    public init(store: HubStore, logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.store = store
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The server, ready to run (with its purge of expired messages every minute).
+    public func application(bind: String, port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol {
+        var app = Application(
+            router: router(),
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: maxFrame))) { request, _, logger in
+                guard request.path == "/ws" else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, logger: logger) }
+            },
+            configuration: .init(address: .hostname(bind, port: port), serverName: "flaphub"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+            logger: logger)
+        app.addServices(Purge(hub: self))
+        return app
+    }
+
+    /// Deletes expired messages every minute.
+    struct Purge: Service {
+        let hub: Hub
+        func run() async throws {
+            await cancelWhenGracefulShutdown { await self.loop() }
+        }
+
+        private func loop() async {
+            while !Task.isCancelled {
+                do {
+                    let n = try hub.store.purge(now: hub.now())
+                    if n > 0 { hub.logger.info("purged \(n) expired messages") }
+                } catch {
+                    hub.logger.error("purge failed: \(error)")
+                }
+                try? await Task.sleep(for: .seconds(60))
+            }
+        }
+    }
+}

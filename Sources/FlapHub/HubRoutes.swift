@@ -1,0 +1,177 @@
+import FlapCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOFoundationCompat
+
+extension Hub {
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: JSONErrors(logger: logger))
+        let api = router.group("api/v1")
+        api.get("users/me") { request, _ in try self.reply(200, try self.caller(request)) }
+
+        api.post("messages") { request, _ in try await self.send(request) }
+        api.get("messages/inbox") { request, _ in
+            let me = try self.caller(request)
+            let t = self.now()
+            var messages = try self.store.inbox(of: me.id, now: t)
+            try await self.delivered(try self.store.markDelivered(messages.map(\.id), now: t))
+            for i in messages.indices { messages[i].deliveredAt = messages[i].deliveredAt ?? t }
+            return try self.reply(200, APIInbox(messages: try messages.map { try self.store.api($0) }))
+        }
+        api.get("messages/from/:sender") { request, context in
+            let me = try self.caller(request)
+            let name = try context.parameters.require("sender")
+            guard let sender = try self.store.user(name) else { throw HubError(404, "no user '\(name)'") }
+            guard let m = try self.store.latest(from: sender.id, to: me.id, now: self.now()) else {
+                throw HubError(404, "no live message from '\(name)'")
+            }
+            try await self.delivered(try self.store.markDelivered([m.id], now: self.now()))
+            return try self.reply(200, try self.store.api(m))
+        }
+        api.get("messages/:id") { request, context in
+            let me = try self.caller(request)
+            let m = try self.message(try context.parameters.require("id"), readableBy: me)
+            if m.recipientID == me.id { try await self.delivered(try self.store.markDelivered([m.id], now: self.now())) }
+            return try self.reply(200, try self.store.api(try self.store.message(m.id, now: self.now()) ?? m))
+        }
+        api.delete("messages/:id") { request, context in
+            let me = try self.caller(request)
+            let m = try self.message(try context.parameters.require("id"), readableBy: me)
+            try self.store.delete(message: m.id)
+            await self.sockets.send(HubEvent.json(["type": "message.deleted", "messageID": m.id]), to: m.recipientID)
+            return Response(status: .noContent)
+        }
+        friendRoutes(api)
+        return router
+    }
+
+    /// `POST /api/v1/messages`: validates, stores one copy per recipient, pushes `message.new`.
+    func send(_ request: Request) async throws -> Response {
+        let me = try caller(request)
+        let body = try await json(request)
+        guard let recipients = body["recipients"] as? [String], !recipients.isEmpty else {
+            throw HubError(400, "\"recipients\" must be a non-empty list of user ids or usernames")
+        }
+        guard recipients.count <= MessageRules.maxRecipients else {
+            throw HubError(400, "\(recipients.count) recipients; at most \(MessageRules.maxRecipients)")
+        }
+        guard let content = body["content"] as? String else { throw HubError(400, "\"content\" must be text") }
+        let typeName = body["contentType"] as? String ?? "text"
+        guard let type = InboxMessage.ContentType(rawValue: typeName) else {
+            throw HubError(400, "\"contentType\" '\(typeName)' is not text or pattern")
+        }
+        if let problem = MessageRules.problem(content: content, type: type) { throw HubError(400, problem) }
+        let t = now()
+        var unlockAt: Double?
+        if let u = body["unlockAt"], !(u is NSNull) {
+            guard let n = u as? Double ?? (u as? Int).map(Double.init), n.isFinite else {
+                throw HubError(400, "\"unlockAt\" must be seconds since 1970")
+            }
+            guard n < t + InboxMessage.lifetime else { throw HubError(400, "\"unlockAt\" is after the message expires (48 h)") }
+            unlockAt = n > t ? n : nil
+        }
+        let sends = try store.sends(by: me.id, now: t)
+        if sends.count >= MessageRules.sendsPerHour {
+            let wait = Int((sends[sends.count - MessageRules.sendsPerHour] + 3600 - t).rounded(.up))
+            throw HubError(429, "at most \(MessageRules.sendsPerHour) messages an hour", retryAfter: max(1, wait))
+        }
+        var results: [[String: Any]] = []
+        var stored: [HubStore.Message] = []
+        for name in recipients {
+            guard let to = try store.user(name) else { results.append(["recipient": name, "status": "refused", "error": "no such user"]); continue }
+            if try store.blocks(to.id, me.id) {
+                results.append(["recipient": name, "status": "refused", "error": "blocked"]); continue
+            }
+            guard try store.areFriends(me.id, to.id) else {
+                results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue
+            }
+            let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
+                                     contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + InboxMessage.lifetime)
+            try store.insert(m)
+            stored.append(m)
+            results.append(["recipient": name, "recipientID": to.id, "status": "sent", "messageID": m.id])
+        }
+        guard !stored.isEmpty else { return json(403, ["error": "no recipient could take the message", "results": results]) }
+        try store.recordSend(by: me.id, now: t)
+        for m in stored where await sockets.send(HubEvent.new(try store.api(m)), to: m.recipientID) > 0 {
+            try await delivered(try store.markDelivered([m.id], now: t))
+        }
+        return json(201, ["results": results])
+    }
+
+    /// Tells senders their messages reached a recipient's device.
+    func delivered(_ messages: [HubStore.Message]) async throws {
+        for m in messages {
+            await sockets.send(HubEvent.json(["type": "message.delivered", "messageID": m.id, "recipientID": m.recipientID]), to: m.senderID)
+        }
+    }
+
+    /// The user of the request's bearer token, or 401.
+    func caller(_ request: Request) throws -> HubStore.User {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              let user = try store.user(token: String(header.dropFirst(7))) else {
+            throw HubError(401, "missing or unknown bearer token")
+        }
+        return user
+    }
+
+    func message(_ id: String, readableBy me: HubStore.User) throws -> HubStore.Message {
+        guard let m = try store.message(id, now: now()), m.senderID == me.id || m.recipientID == me.id else {
+            throw HubError(404, "no message \(id)")
+        }
+        return m
+    }
+
+    /// The request body as a JSON object (413 above `maxBody`, 400 when it is not one).
+    func json(_ request: Request) async throws -> [String: Any] {
+        let body: ByteBuffer
+        do { body = try await request.body.collect(upTo: maxBody) } catch {
+            throw HubError(413, "body is larger than \(maxBody) bytes")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
+            throw HubError(400, "body is not a JSON object")
+        }
+        return object
+    }
+
+    func reply(_ status: Int, _ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(status: .init(code: status), headers: [.contentType: "application/json"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    func json(_ status: Int, _ object: [String: Any]) -> Response {
+        Response(status: .init(code: status), headers: [.contentType: "application/json"],
+                 body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(object))))
+    }
+}
+
+/// Every error becomes a JSON body `{"error": …}` with a 4xx status: the hub's own errors
+/// with theirs, Hummingbird's (404, 405) with theirs; anything else is logged and answered 500.
+struct JSONErrors: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let e as HubError {
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if let r = e.retryAfter { headers[.retryAfter] = "\(r)" }
+            return Response(status: .init(code: e.status), headers: headers,
+                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": e.description]))))
+        } catch let e as HTTPError {
+            return Response(status: e.status, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": e.body ?? e.status.reasonPhrase]))))
+        } catch {
+            logger.error("request failed: \(error)", metadata: ["path": "\(request.uri.path)"])
+            return Response(status: .internalServerError, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": "internal error"]))))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import FlapCore
+import Foundation
+
+extension HubStore {
+    /// One message to one recipient, with its delivery.
+    public struct Message: Sendable, Equatable {
+        public var id: String
+        public var senderID: String
+        public var recipientID: String
+        public var content: String
+        public var contentType: InboxMessage.ContentType
+        public var createdAt: Double
+        public var unlockAt: Double?
+        public var expiresAt: Double
+        public var deliveredAt: Double?
+        public var displayedAt: Double?
+
+        /// pending, delivered or displayed.
+        public var status: String { displayedAt != nil ? "displayed" : deliveredAt != nil ? "delivered" : "pending" }
+        var visibleAt: Double { max(createdAt, unlockAt ?? createdAt) }
+    }
+
+    private static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at"
+
+    public func insert(_ m: Message) throws {
+        try db.query("INSERT INTO messages(\(Self.columns)) VALUES(?,?,?,?,?,?,?,?,?,?)", [
+            .text(m.id), .text(m.senderID), .text(m.recipientID), .text(m.content), .text(m.contentType.rawValue),
+            .double(m.createdAt), m.unlockAt.map { .double($0) } ?? .null, .double(m.expiresAt), .null, .null,
+        ])
+    }
+
+    /// The instants of this sender's sends in the hour before `now`, oldest first.
+    public func sends(by sender: String, now: Double) throws -> [Double] {
+        try db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at", [.text(sender), .double(now - 3600)])
+            .compactMap { $0[0].double }
+    }
+
+    public func recordSend(by sender: String, now: Double) throws {
+        try db.query("INSERT INTO sends(sender_id, at) VALUES(?,?)", [.text(sender), .double(now)])
+    }
+
+    /// What a recipient's board needs: of each sender, the latest message visible now and
+    /// every message held for later.
+    public func inbox(of recipient: String, now: Double) throws -> [Message] {
+        let all = try messages("WHERE recipient_id = ? AND expires_at > ? ORDER BY created_at", [.text(recipient), .double(now)])
+        var latest: [String: Message] = [:]
+        var held: [Message] = []
+        for m in all {
+            if m.visibleAt > now { held.append(m); continue }
+            if let l = latest[m.senderID], l.visibleAt > m.visibleAt { continue }
+            latest[m.senderID] = m
+        }
+        return (latest.values + held).sorted { ($0.visibleAt, $0.id) < ($1.visibleAt, $1.id) }
+    }
+
+    /// The latest message visible now from one sender to one recipient.
+    public func latest(from sender: String, to recipient: String, now: Double) throws -> Message? {
+        try inbox(of: recipient, now: now).last { $0.senderID == sender && $0.visibleAt <= now }
+    }
+
+    public func message(_ id: String, now: Double) throws -> Message? {
+        try messages("WHERE id = ? AND expires_at > ?", [.text(id.lowercased()), .double(now)]).first
+    }
+
+    public func delete(message id: String) throws {
+        try db.query("DELETE FROM messages WHERE id = ?", [.text(id)])
+    }
+
+    /// Marks messages delivered; returns those that were not yet.
+    public func markDelivered(_ ids: [String], now: Double) throws -> [Message] {
+        try ids.compactMap { id in
+            guard let m = try message(id, now: now), m.deliveredAt == nil else { return nil }
+            try db.query("UPDATE messages SET delivered_at = ? WHERE id = ?", [.double(now), .text(id)])
+            return m
+        }
+    }
+
+    /// Marks a message displayed by its recipient; returns it, or nil when it is not theirs.
+    public func markDisplayed(_ id: String, by recipient: String, now: Double) throws -> Message? {
+        guard var m = try message(id, now: now), m.recipientID == recipient else { return nil }
+        if m.displayedAt == nil {
+            m.displayedAt = now
+            m.deliveredAt = m.deliveredAt ?? now
+            try db.query("UPDATE messages SET displayed_at = ?, delivered_at = ? WHERE id = ?", [.double(now), .double(m.deliveredAt!), .text(id)])
+        }
+        return m
+    }
+
+    /// Deletes expired messages and sends older than an hour; returns how many messages went.
+    @discardableResult
+    public func purge(now: Double) throws -> Int {
+        let expired = try db.query("SELECT count(*) FROM messages WHERE expires_at <= ?", [.double(now)]).first?.first?.int ?? 0
+        try db.query("DELETE FROM messages WHERE expires_at <= ?", [.double(now)])
+        try db.query("DELETE FROM sends WHERE at <= ?", [.double(now - 3600)])
+        return Int(expired)
+    }
+
+    private func messages(_ clause: String, _ p: [SQLiteDatabase.Value]) throws -> [Message] {
+        try db.query("SELECT \(Self.columns) FROM messages \(clause)", p).map { r in
+            Message(id: r[0].text!, senderID: r[1].text!, recipientID: r[2].text!, content: r[3].text!,
+                    contentType: InboxMessage.ContentType(rawValue: r[4].text!) ?? .text, createdAt: r[5].double!,
+                    unlockAt: r[6].double, expiresAt: r[7].double!, deliveredAt: r[8].double, displayedAt: r[9].double)
+        }
+    }
+
+    /// The message as the API writes it.
+    public func api(_ m: Message) throws -> APIMessage {
+        let sender = try user(m.senderID)
+        return APIMessage(id: m.id, senderID: m.senderID, senderUsername: sender?.username ?? "?",
+                          senderDisplayName: sender?.displayName, recipientID: m.recipientID, content: m.content,
+                          contentType: m.contentType, timestamp: m.createdAt, unlockAt: m.unlockAt,
+                          expiresAt: m.expiresAt, status: m.status)
+    }
+}
