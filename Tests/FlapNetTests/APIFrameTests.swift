@@ -1,0 +1,65 @@
+import FlapCore
+import Testing
+@testable import FlapNet
+
+@Suite struct APIFrameTests {
+    @Test func aNewMessageReads() throws {
+        let text = #"{"type":"message.new","messageID":"m1","senderID":"s1","content":"HI","timestamp":5,"message":{"id":"m1","senderID":"s1","senderUsername":"alice","content":"HI","contentType":"text","timestamp":5,"unlockAt":9}}"#
+        guard case .new(let m) = try APIFrame.decode(text).get() else { Issue.record("not message.new"); return }
+        #expect(m.inboxMessage == InboxMessage(id: "m1", senderID: "s1", senderName: "alice", content: "HI", sentAt: 5, unlockAt: 9))
+    }
+
+    @Test func badFramesSayWhatWasWrong() {
+        let cases: [(String, String)] = [
+            ("not json", "not a JSON object"),
+            ("[1,2]", "not a JSON object"),
+            (#"{"no":"type"}"#, "no \"type\""),
+            (#"{"type":"message.exploded"}"#, "unknown type 'message.exploded'"),
+            (#"{"type":"message.new","message":{"id":"m1","senderID":"s1","senderUsername":"a","contentType":"text","timestamp":1}}"#,
+             "missing 'message.content'"),
+            (#"{"type":"message.new","message":{"id":"m1","senderID":"s1","senderUsername":"a","content":"x","contentType":"video","timestamp":1}}"#,
+             "'message.contentType' is not valid"),
+            (#"{"type":"message.new","message":{"id":7,"senderID":"s1","senderUsername":"a","content":"x","contentType":"text","timestamp":1}}"#,
+             "'message.id' has the wrong type"),
+            (#"{"type":"message.deleted"}"#, "without \"messageID\""),
+        ]
+        for (text, expected) in cases {
+            switch APIFrame.decode(text) {
+            case .success(let f): Issue.record("\(text) read as \(f)")
+            case .failure(let p): #expect(p.description.contains(expected), "\(text): \(p)")
+            }
+        }
+    }
+
+    @Test func otherEventsAreKnown() throws {
+        #expect(try APIFrame.decode(#"{"type":"authenticated","user":{}}"#).get() == .authenticated)
+        #expect(try APIFrame.decode(#"{"type":"pong"}"#).get() == .pong)
+        #expect(try APIFrame.decode(#"{"type":"message.deleted","messageID":"m"}"#).get() == .deleted(messageID: "m"))
+        #expect(try APIFrame.decode(#"{"type":"friend.accepted","friendID":"f"}"#).get() == .ignored(type: "friend.accepted"))
+        #expect(try APIFrame.decode(#"{"type":"error","code":"x","message":"y"}"#).get() == .error(code: "x", message: "y"))
+    }
+
+    @Test func theBoardsFramesAreJSON() {
+        #expect(OutgoingFrame.authenticate(token: "t\"k") == #"{"token":"t\"k","type":"authenticate"}"#)
+        #expect(OutgoingFrame.displayed("m1") == #"{"messageID":"m1","type":"message.displayed"}"#)
+    }
+}
+
+@Suite struct BackoffTests {
+    @Test func delaysDoubleToThirtySecondsAndStartOverAfterAGoodConnection() {
+        var exact = Backoff(random: { 0.5 })  // the middle of the jitter: no spread
+        #expect((0..<8).map { _ in exact.next() } == [1, 2, 4, 8, 16, 30, 30, 30])
+        exact.reset()
+        #expect(exact.next() == 1)
+        var low = Backoff(random: { 0 }), high = Backoff(random: { 0.999999 })
+        #expect(abs(low.next() - 0.8) < 1e-9)
+        #expect(abs(high.next() - 1.2) < 1e-5)
+    }
+
+    @Test func endpointsOfABaseURL() {
+        #expect(MessageAPIConfig.endpoints(of: "https://hub.example.org/")! == ("wss://hub.example.org/ws", "https://hub.example.org/api/v1/messages/inbox"))
+        #expect(MessageAPIConfig.endpoints(of: "http://127.0.0.1:8080")!.webSocket == "ws://127.0.0.1:8080/ws")
+        #expect(MessageAPIConfig.endpoints(of: "ftp://x") == nil)
+        #expect(MessageAPIConfig.endpoints(of: "https://") == nil)
+    }
+}
