@@ -57,14 +57,13 @@ extension ConfigLoader {
 
     private static func zone(_ node: ConfigNode, config: FlapdConfig) -> Zone? {
         var board = 0
+        var known = true
         if let id = node.string("board") {
-            guard let i = config.boards.firstIndex(where: { $0.id == id }) else {
+            if let i = config.boards.firstIndex(where: { $0.id == id }) { board = i } else {
                 node.issues.add(node.sub("board"), node.value("board"),
                                 "'\(id)' is not a board (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
-                node.rejectUnknownKeys()
-                return nil
+                known = false
             }
-            board = i
         }
         let b = config.boards[board]
         let rows = span(node, "rows", size: b.rows, what: "rows", board: b.id)
@@ -88,7 +87,7 @@ extension ConfigLoader {
         let nameLine = node.bool("name_line", default: false)
         let rotate = node.value("rotate_seconds") == nil ? nil : Double(node.int("rotate_seconds", default: 10, in: 1...86_400))
         node.rejectUnknownKeys()
-        guard let rows, let cols else { return nil }
+        guard known, let rows, let cols else { return nil }
         return Zone(board: board, rows: rows, cols: cols, senders: senders, layout: layout, nameLine: nameLine, rotateSeconds: rotate)
     }
 

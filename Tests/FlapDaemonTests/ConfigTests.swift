@@ -145,3 +145,87 @@ import Testing
         }
     }
 }
+
+@Suite struct MessageConfigTests {
+    func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
+        do {
+            _ = try ConfigLoader.parse(yaml, environment: env)
+            return []
+        } catch {
+            return error.issues.map(\.description)
+        }
+    }
+
+    @Test func zonesAndTheMessageAPI() throws {
+        let c = try ConfigLoader.parse("""
+            message_api: { url: "https://hub.example.org", token_env: HUB_TOKEN, ping_seconds: 10 }
+            boards:
+              - id: hall
+              - id: kitchen
+                rows: 3
+            zones:
+              - board: hall
+                rows: [0, 2]
+                senders: [alice, bob]
+                name_line: true
+                rotate_seconds: 30
+                align: { horizontal: left }
+              - board: hall
+                rows: [3, 5]
+                senders: "*"
+              - board: kitchen
+                senders: [alice]
+            """, environment: ["HUB_TOKEN": "tok"])
+        #expect(c.messageAPI?.token == "tok")
+        #expect(c.messageAPI?.pingSeconds == 10)
+        #expect(c.zones.count == 3)
+        #expect(c.zones[0] == Zone(board: 0, rows: 0..<3, cols: 0..<22, senders: .listed(["alice", "bob"]),
+                                   layout: Layout(horizontal: .left), nameLine: true, rotateSeconds: 30))
+        #expect(c.zones[1].senders == .everyoneElse && c.zones[1].rows == 3..<6)
+        #expect(c.zones[2].board == 1 && c.zones[2].rows == 0..<3)
+    }
+
+    @Test func withoutZonesEveryoneGoesToTheFirstBoard() throws {
+        let c = try ConfigLoader.parse("message_api: { url: \"http://127.0.0.1:8080\", token: t }")
+        #expect(c.zones == [Zone(board: 0, rows: 0..<6, cols: 0..<22, senders: .everyoneElse)])
+        #expect(try ConfigLoader.parse("").zones.isEmpty)
+        // The environment variable overrides the file's token.
+        #expect(try ConfigLoader.parse("message_api: { url: \"http://h\", token: t }",
+                                       environment: ["FLAPD_MESSAGE_API_TOKEN": "e"]).messageAPI?.token == "e")
+    }
+
+    @Test func badZonesAreNamedByKeyPath() {
+        let problems = issues("""
+            message_api: { url: "ws://nope" }
+            boards: [{ id: hall }]
+            zones:
+              - { board: attic, senders: "*" }
+              - { rows: [0, 6], senders: [a] }
+              - { rows: [0, 2], cols: [5, 1], senders: [a] }
+              - { rows: [0, 2], senders: [a] }
+              - { rows: [2, 3], cols: [20, 21], senders: [b] }
+              - { rows: [5, 5], senders: 7 }
+            """)
+        let expected = [
+            "message_api.url: 'ws://nope' is not an http:// or https:// URL (line 1)",
+            "message_api.token: missing",
+            "zones[0].board: 'attic' is not a board (boards: hall) (line 4)",
+            "zones[1].rows: [0, 6] is outside board 'hall' (rows 0…5) (line 5)",
+            "zones[2].cols: [5, 1] is outside board 'hall' (columns 0…21) (line 6)",
+            "zones[4]: overlaps zone rows 0…2, columns 0…21 of board 'hall' (line 8)",
+            "zones[5].senders: expected \"*\" or a list of sender ids or usernames (line 9)",
+        ]
+        for e in expected { #expect(problems.contains { $0.hasPrefix(e) }, "\(e) not in \(problems)") }
+        #expect(problems.count == expected.count, "\(problems)")
+    }
+
+    @Test func aTokenFileMustBeTheOwnersAlone() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("token-\(UUID().uuidString)").path
+        try "secret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o644)
+        let yaml = "message_api: { url: \"http://h\", token_file: \(path) }"
+        #expect(issues(yaml).contains { $0.contains("readable by others (mode 644): chmod 600 it") })
+        chmod(path, 0o600)
+        #expect(try ConfigLoader.parse(yaml).messageAPI?.token == "secret")
+    }
+}
