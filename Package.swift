@@ -114,6 +114,13 @@ let package = Package(
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
-        .testTarget(name: "EndToEndTests", dependencies: ["flapd", "flaphub"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "flapd", "flaphub",
+                // A scripted message API server, for frames a real hub never sends.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ]),
     ]
 )

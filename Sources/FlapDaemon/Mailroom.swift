@@ -83,7 +83,6 @@ public final class Mailroom: Sendable {
         state.withLock { s in
             s.router = SenderRouter(zones: zones)
             s.cursors = zones.map { _ in ZoneCursor() }
-            s.unrouted = []
         }
         refresh()
     }

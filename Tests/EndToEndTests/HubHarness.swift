@@ -1,0 +1,122 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// A real flaphub on loopback with its own database, and the users a test needs.
+final class HubHarness {
+    let directory: String
+    let database: String
+    private(set) var process: FlapdProcess?
+    private(set) var port = 0
+    /// Bearer tokens by username.
+    private(set) var tokens: [String: String] = [:]
+
+    static var executable: String {
+        URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flaphub").path
+    }
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        database = directory + "/hub.db"
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// Runs a flaphub admin command to its end; returns its stdout.
+    @discardableResult
+    func admin(_ arguments: [String]) throws -> String {
+        let p = try FlapdProcess(arguments + ["--database", database], executable: Self.executable)
+        let status = p.waitForExit()
+        guard status == 0 else { throw HarnessError("flaphub \(arguments) exited \(status): \(p.stderr)") }
+        return p.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Creates users; each pair in `friends` becomes friends.
+    func users(_ names: [String], friends: [(String, String)]) throws {
+        for n in names { tokens[n] = try admin(["user", "add", n]) }
+        for (a, b) in friends { try admin(["friend", "add", a, b]) }
+    }
+
+    /// Starts the server (on the port it had before, after a stop).
+    func start() throws {
+        let p = try FlapdProcess(["serve", "--port", "\(port)"] + ["--database", database], executable: Self.executable)
+        var found: Int?
+        _ = p.waitUntil { _, e in
+            guard let r = e.range(of: #"flaphub listening on http://[^:]+:(\d+)"#, options: .regularExpression) else { return false }
+            found = Int(e[r].split(separator: ":").last!)
+            return true
+        }
+        guard let found else { throw HarnessError("flaphub did not start: \(p.stderr)") }
+        port = found
+        process = p
+    }
+
+    func stop() {
+        guard let p = process else { return }
+        p.terminate()
+        _ = p.waitForExit()
+        process = nil
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// One request to the hub as a user.
+    func request(_ method: String, _ path: String, as user: String, json body: Any? = nil) async throws -> (status: Int, json: [String: Any]) {
+        var request = URLRequest(url: URL(string: url + path)!)
+        request.httpMethod = method
+        request.setValue("Bearer \(tokens[user] ?? user)", forHTTPHeaderField: "Authorization")
+        if let body { request.httpBody = try JSONSerialization.data(withJSONObject: body) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as! HTTPURLResponse).statusCode, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+    }
+
+    /// Sends a message; returns its id for the (single) recipient.
+    func send(_ content: String, from sender: String, to recipient: String, unlockAt: Double? = nil) async throws -> String {
+        var body: [String: Any] = ["recipients": [recipient], "content": content]
+        if let unlockAt { body["unlockAt"] = unlockAt }
+        let answer = try await request("POST", "/api/v1/messages", as: sender, json: body)
+        let results = answer.json["results"] as? [[String: Any]]
+        guard answer.status == 201, let id = results?.first?["messageID"] as? String else {
+            throw HarnessError("send answered \(answer.status): \(answer.json)")
+        }
+        return id
+    }
+
+    /// A flapd config subscribing `board`'s user to this hub.
+    func flapdConfig(board: String, extra: String = "") throws -> String {
+        let path = directory + "/flapd-\(UUID().uuidString).yaml"
+        try """
+            message_api: { url: "\(url)", token: "\(tokens[board]!)", ping_seconds: 2 }
+            local_api: { port: 0 }
+            sound: { enabled: false }
+            timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }
+            \(extra)
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+extension FlapdProcess {
+    /// Waits until the last frame printed satisfies `condition`.
+    func waitForFrame(_ condition: @escaping ([String]) -> Bool) -> Bool {
+        waitUntil { out, _ in frames(in: out).last.map(condition) ?? false }
+    }
+
+    /// Waits until stderr holds `text` `count` times.
+    func waitForLog(_ text: String, count: Int = 1) -> Bool {
+        waitUntil { _, e in e.components(separatedBy: text).count - 1 >= count }
+    }
+}
+
+/// Board lines trimmed of blanks, without empty ones: what the board says.
+func words(_ frame: [String]) -> [String] {
+    frame.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+}

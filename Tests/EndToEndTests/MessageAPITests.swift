@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+/// flapd subscribed to a real flaphub on loopback: messages flip in, are reported displayed,
+/// are caught up after the board was away, survive a restart without the API, and go where
+/// the zones say.
+@Suite struct MessageAPITests {
+    func stateDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-msg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    func flapd(_ config: String, state: String) throws -> FlapdProcess {
+        try FlapdProcess(["run", "--config", config, "--plain", "--no-sound", "--state-dir", state])
+    }
+
+    @Test func aMessageFlipsOntoTheBoardAndIsReportedDisplayed() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "board"], friends: [("alice", "board")])
+        try hub.start()
+        defer { hub.stop() }
+        let state = try stateDirectory()
+        let board = try flapd(try hub.flapdConfig(board: "board"), state: state)
+        #expect(board.waitForLog("message API connected"), "\(board.stderr)")
+
+        let id = try await hub.send("Hello wall", from: "alice", to: "board")
+        #expect(board.waitForFrame { words($0) == ["HELLO WALL"] }, "\(board.stdout)")
+        // The sender sees it displayed once the board has settled.
+        var status = ""
+        for _ in 0..<600 where status != "displayed" {
+            status = try await hub.request("GET", "/api/v1/messages/\(id)", as: "alice").json["status"] as? String ?? ""
+            if status != "displayed" { usleep(50_000) }
+        }
+        #expect(status == "displayed", "\(board.stderr)")
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+        #expect(board.stderr.components(separatedBy: "message displayed").count - 1 == 1)
+        #expect(!board.stderr.contains(hub.tokens["board"]!), "the token is never logged")
+    }
+
+    @Test func whatHappenedWhileTheBoardWasAwayIsCaughtUp() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
+        try hub.start()
+        defer { hub.stop() }
+        let state = try stateDirectory()
+        let config = try hub.flapdConfig(board: "board", extra: """
+            zones:
+              - { rows: [0, 2], senders: [alice] }
+              - { rows: [3, 5], senders: "*" }
+            """)
+        var board = try flapd(config, state: state)
+        #expect(board.waitForLog("message API connected"))
+        let first = try await hub.send("first", from: "alice", to: "board")
+        #expect(board.waitForFrame { words($0) == ["FIRST"] })
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+
+        // While it is off: alice deletes hers, bob sends one.
+        #expect(try await hub.request("DELETE", "/api/v1/messages/\(first)", as: "alice").status == 204)
+        _ = try await hub.send("from bob", from: "bob", to: "board")
+        board = try flapd(config, state: state)
+        #expect(board.waitForFrame { words($0) == ["FROM BOB"] && $0[4].contains("FROM BOB") }, "\(board.stdout)\n\(board.stderr)")
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+    }
+
+    @Test func aHeldMessageOpensAtItsInstantEvenWithTheAPIGone() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "board"], friends: [("alice", "board")])
+        try hub.start()
+        let state = try stateDirectory()
+        let config = try hub.flapdConfig(board: "board")
+        var board = try flapd(config, state: state)
+        #expect(board.waitForLog("message API connected"))
+        _ = try await hub.send("now", from: "alice", to: "board")
+        #expect(board.waitForFrame { words($0) == ["NOW"] })
+        let unlock = Date().timeIntervalSince1970 + 4
+        _ = try await hub.send("a letter", from: "alice", to: "board", unlockAt: unlock)
+        #expect(board.waitForLog("message held"))
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+        hub.stop()
+
+        // No API now: the restored inbox shows NOW and opens the letter at its instant.
+        board = try flapd(config, state: state)
+        #expect(board.waitForLog("inbox restored"))
+        #expect(board.stderr.contains("held=1 senders=1"), "\(board.stderr)")
+        #expect(board.waitForFrame { words($0) == ["A LETTER"] }, "\(board.stdout)\n\(board.stderr)")
+        #expect(Date().timeIntervalSince1970 >= unlock)
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+    }
+
+    @Test func zonesPlaceSendersAndAHangupReroutesWithoutLosingAny() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "bob", "carol", "board"], friends: [("alice", "board"), ("bob", "board"), ("carol", "board")])
+        try hub.start()
+        defer { hub.stop() }
+        let state = try stateDirectory()
+        let zones = { (a: String, b: String) in """
+            zones:
+              - { rows: [0, 2], senders: [\(a)], name_line: true, align: { horizontal: left, vertical: top } }
+              - { rows: [3, 5], senders: [\(b)], name_line: true, align: { horizontal: left, vertical: top } }
+            """ }
+        let config = try hub.flapdConfig(board: "board", extra: zones("alice", "bob"))
+        let board = try flapd(config, state: state)
+        #expect(board.waitForLog("message API connected"))
+        _ = try await hub.send("hi from a", from: "alice", to: "board")
+        _ = try await hub.send("hi from b", from: "bob", to: "board")
+        _ = try await hub.send("nobody shows me", from: "carol", to: "board")
+        #expect(board.waitForFrame { words($0) == ["ALICE", "HI FROM A", "BOB", "HI FROM B"] }, "\(board.stdout)")
+        #expect(board.waitForLog("sender is in no zone"))
+
+        // Swap the zones and hang up: the same messages, re-routed.
+        let swapped = try String(contentsOfFile: config, encoding: .utf8)
+            .replacingOccurrences(of: "senders: [alice]", with: "senders: [tmp]")
+            .replacingOccurrences(of: "senders: [bob]", with: "senders: [alice]")
+            .replacingOccurrences(of: "senders: [tmp]", with: "senders: [bob]")
+        try swapped.write(toFile: config, atomically: true, encoding: .utf8)
+        kill(board.pid, SIGHUP)
+        #expect(board.waitForFrame { words($0) == ["BOB", "HI FROM B", "ALICE", "HI FROM A"] }, "\(board.stdout)\n\(board.stderr)")
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+        #expect(board.stderr.components(separatedBy: "sender is in no zone").count - 1 == 1)
+    }
+}
