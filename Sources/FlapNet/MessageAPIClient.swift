@@ -68,8 +68,8 @@ public final class MessageAPIClient: Service, Sendable {
             let good = Mutex(false)
             while !Task.isCancelled {
                 do {
-                    try await self.connect { good.withLock { $0 = true } }
-                    self.problem("the server closed the connection")
+                    let close = try await self.connect { good.withLock { $0 = true } }
+                    self.problem(Self.describe(close, maxFrameBytes: self.config.maxFrameBytes))
                 } catch is CancellationError {
                     return
                 } catch {
@@ -89,11 +89,20 @@ public final class MessageAPIClient: Service, Sendable {
     }
 
     /// One connection, from the upgrade to its end.
-    private func connect(authenticated: @escaping @Sendable () -> Void) async throws {
+    /// Why a connection that ended without an error ended.
+    static func describe(_ close: WebSocketCloseFrame?, maxFrameBytes: Int) -> String {
+        switch close?.closeCode {
+        case .messageTooLarge?: "a frame over \(maxFrameBytes / 1024) KiB ended the connection"
+        case let code?: "the connection closed (\(code)\(close?.reason.map { ": \($0)" } ?? ""))"
+        case nil: "the connection closed"
+        }
+    }
+
+    private func connect(authenticated: @escaping @Sendable () -> Void) async throws -> WebSocketCloseFrame? {
         let urls = config.endpoints
         var ws = WebSocketClientConfiguration(maxFrameSize: config.maxFrameBytes, closeTimeout: .seconds(5))
         ws.ignoreUncleanSSLShutdownErrors = true
-        try await WebSocketClient.connect(
+        return try await WebSocketClient.connect(
             url: urls.webSocket, configuration: ws,
             tlsConfiguration: urls.webSocket.hasPrefix("wss:") ? .makeClientConfiguration() : nil,
             logger: logger

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// flapd against a message API that misbehaves: every bad frame is logged with what was wrong
+/// and skipped, a 10 MB frame ends the connection (then reconnect), a silent server is taken
+/// for dead, duplicates show once, and a message that reaches 48 h flips off — and no good
+/// message is ever lost.
+@Suite struct BadServerTests {
+    @Test func badFramesAreSkippedAndGoodMessagesStillShow() async throws {
+        let now = Date().timeIntervalSince1970
+        let good = ScriptedAPI.message("g1", from: "alice", "good one")
+        let fading = ScriptedAPI.message("e1", from: "old", "fading", at: now - 48 * 3600 + 15)
+        let after = ScriptedAPI.message("g2", from: "bob", "after reconnect")
+        let goodFrame = ScriptedAPI.new(good), afterFrame = ScriptedAPI.new(after)
+        // The server's inbox once bob has sent his: what a catch-up then finds.
+        let laterInbox = ScriptedAPI.inbox([["id": "bad"], fading, good, after])
+        let api = ScriptedAPI(inbox: ScriptedAPI.inbox([["id": "bad"], fading, good])) { connection, api, frames, out in
+            switch connection {
+            case 1:
+                for bad in ["not json at all", #"{"type":"message.exploded"}"#,
+                            #"{"type":"message.new","message":{"id":"x","senderID":"s","senderUsername":"s","contentType":"text","timestamp":1}}"#] {
+                    try await out.write(.text(bad))
+                }
+                try await out.write(.binary(.init(string: "\u{1}\u{2}")))
+                try await out.write(.text(goodFrame))
+                try await out.write(.text(goodFrame))
+                try await frames.wait(for: #""messageID":"g1""#)
+                try await frames.wait(for: #""messageID":"e1""#)
+                try await out.write(.text(String(repeating: "x", count: 10 << 20)))
+                while try await frames.next() != nil {}
+            case 2:
+                api.inbox.withLock { $0 = laterInbox }
+                try await out.write(.text(afterFrame))
+                try await frames.wait(for: #""messageID":"g2""#)
+                // Silence: read on, answer nothing.
+                while try await frames.next() != nil {}
+            default:
+                while let f = try await frames.next() {
+                    if f.contains("ping") { try await out.write(.text(#"{"type":"pong"}"#)) }
+                }
+            }
+        }
+        let port = try await api.start()
+        defer { api.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-bad-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try """
+            message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: 1 }
+            local_api: { port: 0 }
+            sound: { enabled: false }
+            timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }
+            zones:
+              - { rows: [0, 2], senders: [old] }
+              - { rows: [3, 5], senders: "*" }
+            """.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
+        let board = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
+
+        // The silent server is given up and a third connection made.
+        #expect(board.waitForLog("silent for"), "\(board.stderr)")
+        #expect(board.waitUntil { _, _ in api.connections.withLock { $0 } >= 3 })
+        // The message at 48 h flips off; the good ones were shown and reported once each.
+        #expect(board.waitForFrame { words($0) == ["AFTER RECONNECT"] && $0[4].contains("AFTER") }, "\(board.stdout)\n\(board.stderr)")
+        #expect(api.count(#""messageID":"g1""#) == 1)
+        #expect(api.count(#""messageID":"e1""#) == 1)
+        #expect(api.count(#""messageID":"g2""#) == 1)
+        let log = board.stderr
+        for expected in ["frame skipped: not a JSON object: not json at all", "frame skipped: unknown type 'message.exploded'",
+                         "frame skipped: message.new without a valid message: missing 'message.content'",
+                         "frame skipped: a binary frame", "frame skipped: inbox message 0: missing",
+                         "message duplicate", "silent for"] {
+            #expect(log.contains(expected), "\(expected)")
+        }
+        #expect(log.components(separatedBy: "message API connected").count - 1 >= 3)
+        board.terminate()
+        #expect(board.waitForExit() == 0)
+        #expect(!log.contains("t0ken"))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+import Synchronization
+
+/// A message API server that plays a script: what a real hub never sends (malformed frames,
+/// duplicates, a 10 MB frame, silence), on loopback in the test process.
+final class ScriptedAPI: Sendable {
+    typealias Script = @Sendable (_ connection: Int, _ api: ScriptedAPI, _ frames: Frames, _ out: WebSocketOutboundWriter) async throws -> Void
+
+    /// The frames a board sends on one connection, read as the script asks.
+    final class Frames: @unchecked Sendable {
+        private var iterator: WebSocketInboundStream.AsyncIterator
+        private let api: ScriptedAPI
+        init(_ inbound: WebSocketInboundStream, api: ScriptedAPI) { iterator = inbound.makeAsyncIterator(); self.api = api }
+
+        /// The next text frame (recorded), or nil when the connection ended.
+        func next() async throws -> String? {
+            while let m = try await iterator.nextMessage(maxSize: 1 << 20) {
+                if case .text(let t) = m { api.received.withLock { $0.append(t) }; return t }
+            }
+            return nil
+        }
+
+        /// Reads until a frame contains `text`.
+        func wait(for text: String) async throws {
+            while let t = try await next() { if t.contains(text) { return } }
+            throw HarnessError("connection ended before \(text)")
+        }
+    }
+
+    /// The body of `GET …/inbox`, which a script may change.
+    let inbox: Mutex<String>
+    let script: Script
+    let connections = Mutex(0)
+    let received = Mutex<[String]>([])
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+
+    init(inbox: String, script: @escaping Script) {
+        self.inbox = Mutex(inbox)
+        self.script = script
+    }
+
+    /// Starts serving; returns the port.
+    func start() async throws -> Int {
+        let router = Router()
+        router.get("/api/v1/messages/inbox") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"],
+                     body: .init(byteBuffer: ByteBuffer(string: self.inbox.withLock { $0 })))
+        }
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: 16 << 20, autoPing: .disabled))) { request, _, _ in
+                guard request.path == "/ws" else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    let n = self.connections.withLock { $0 += 1; return $0 }
+                    let frames = Frames(inbound, api: self)
+                    guard let auth = try await frames.next(), auth.contains("authenticate") else { return }
+                    try await outbound.write(.text(#"{"type":"authenticated","user":{"id":"board"}}"#))
+                    try await self.script(n, self, frames, outbound)
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
+        task.withLock { $0 = Task { try await app.run() } }
+        for await port in ports { return port }
+        throw HarnessError("the scripted server did not start")
+    }
+
+    func stop() { task.withLock { $0?.cancel() } }
+
+    /// How many frames the board sent that contain `text`.
+    func count(_ text: String) -> Int { received.withLock { $0.filter { $0.contains(text) }.count } }
+
+    /// A message.new frame.
+    static func new(_ m: [String: Any]) -> String {
+        let data = try! JSONSerialization.data(withJSONObject: ["type": "message.new", "messageID": m["id"]!, "message": m])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func inbox(_ messages: [[String: Any]]) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: ["messages": messages]), as: UTF8.self)
+    }
+
+    static func message(_ id: String, from sender: String, _ content: String, at t: Double = Date().timeIntervalSince1970) -> [String: Any] {
+        ["id": id, "senderID": "id-\(sender)", "senderUsername": sender, "content": content, "contentType": "text", "timestamp": t]
+    }
+}
