@@ -121,6 +121,7 @@ let package = Package(
                 // A scripted message API server, for frames a real hub never sends.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "WSClient", package: "swift-websocket"),
             ]),
     ]
 )

@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+import Testing
+import WSClient
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// flaphub as a process on loopback: the seed's validation and limits, friends, delivery
+/// status, WebSocket events, and data that survives a restart.
+@Suite struct HubAPITests {
+    @Test func sendingFollowsTheRules() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "bob", "eve", "board"], friends: [("alice", "board"), ("eve", "board")])
+        try hub.start()
+        defer { hub.stop() }
+        func post(_ body: Any, as user: String = "alice") async throws -> (status: Int, json: [String: Any]) {
+            try await hub.request("POST", "/api/v1/messages", as: user, json: body)
+        }
+        let cases: [(Any, Int, String)] = [
+            (["recipients": ["board"], "content": ""], 400, "content is empty"),
+            (["recipients": ["board"], "content": String(repeating: "A", count: 133)], 400, "133 characters"),
+            (["recipients": ["board"], "content": "snow ☃"], 400, "'☃' at position 6"),
+            (["recipients": Array(repeating: "board", count: 11), "content": "hi"], 400, "at most 10"),
+            (["recipients": [], "content": "hi"], 400, "non-empty list"),
+            (["recipients": ["board"], "content": "hi", "contentType": "video"], 400, "'video' is not text or pattern"),
+            (["recipients": ["board"], "content": "[[1,99]]", "contentType": "pattern"], 400, "99"),
+            (["recipients": ["board"], "content": "hi", "unlockAt": "soon"], 400, "unlockAt"),
+            (["recipients": ["board"], "content": "hi", "unlockAt": Date().timeIntervalSince1970 + 49 * 3600], 400, "after the message expires"),
+            (["recipients": ["bob"], "content": "hi"], 403, "no recipient could take"),
+        ]
+        for (body, status, text) in cases {
+            let answer = try await post(body)
+            #expect(answer.status == status, "\(body)")
+            #expect((answer.json["error"] as? String ?? "").contains(text), "\(answer.json)")
+        }
+        #expect(try await hub.request("POST", "/api/v1/messages", as: "nobody").status == 401)
+        #expect(try await hub.request("GET", "/api/v1/nothing", as: "alice").status == 404)
+        // A body that is not JSON, and one over 64 KiB.
+        var raw = URLRequest(url: URL(string: hub.url + "/api/v1/messages")!)
+        raw.httpMethod = "POST"
+        raw.setValue("Bearer \(hub.tokens["alice"]!)", forHTTPHeaderField: "Authorization")
+        for body in [Data("{oops".utf8), Data(repeating: 0x20, count: 70_000)] {
+            raw.httpBody = body
+            let (data, response) = try await URLSession.shared.data(for: raw)
+            let status = (response as! HTTPURLResponse).statusCode
+            #expect(status == (body.count > 65536 ? 413 : 400))
+            #expect((try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["error"] != nil)
+        }
+        // Per-recipient results: one sent, one refused.
+        let mixed = try await post(["recipients": ["board", "bob"], "content": "hello"])
+        #expect(mixed.status == 201)
+        let results = mixed.json["results"] as? [[String: Any]] ?? []
+        #expect(results.map { $0["status"] as? String } == ["sent", "refused"])
+        #expect(results.last?["error"] as? String == "not a friend")
+        // The board blocks eve: refused.
+        #expect(try await hub.request("POST", "/api/v1/friends/eve/block", as: "board").status == 200)
+        let blocked = try await post(["recipients": ["board"], "content": "hi"], as: "eve")
+        #expect(blocked.status == 403 && "\(blocked.json)".contains("blocked"))
+    }
+
+    @Test func fiftyAnHourThen429WithRetryAfter() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "board"], friends: [("alice", "board")])
+        try hub.start()
+        defer { hub.stop() }
+        for i in 0..<50 { _ = try await hub.send("message \(i)", from: "alice", to: "board") }
+        var request = URLRequest(url: URL(string: hub.url + "/api/v1/messages")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(hub.tokens["alice"]!)", forHTTPHeaderField: "Authorization")
+        request.httpBody = Data(#"{"recipients":["board"],"content":"one too many"}"#.utf8)
+        let (_, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        #expect(http.statusCode == 429)
+        let retry = Int(http.value(forHTTPHeaderField: "Retry-After") ?? "") ?? 0
+        #expect(retry > 3000 && retry <= 3600)
+        // Latest per sender: the board's inbox holds one message, the 50th.
+        let inbox = try await hub.request("GET", "/api/v1/messages/inbox", as: "board").json["messages"] as? [[String: Any]]
+        #expect(inbox?.map { $0["content"] as? String } == ["message 49"])
+    }
+
+    @Test func friendsByRequestAndDataSurvivesARestart() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "board"], friends: [])
+        try hub.start()
+        let asked = try await hub.request("POST", "/api/v1/friends/requests", as: "alice", json: ["to": "board"])
+        #expect(asked.status == 201)
+        let id = try #require(asked.json["id"] as? String)
+        #expect(try await hub.request("POST", "/api/v1/friends/requests/\(id)/accept", as: "alice").status == 404)
+        let pending = try await hub.request("GET", "/api/v1/friends/requests", as: "board").json["requests"] as? [[String: Any]]
+        #expect(pending?.count == 1)
+        #expect(try await hub.request("POST", "/api/v1/friends/requests/\(id)/accept", as: "board").status == 200)
+        let messageID = try await hub.send("kept", from: "alice", to: "board")
+        hub.stop()
+        try hub.start()
+        defer { hub.stop() }
+        let friends = try await hub.request("GET", "/api/v1/friends", as: "alice").json["friends"] as? [[String: Any]]
+        #expect(friends?.map { $0["username"] as? String } == ["board"])
+        let got = try await hub.request("GET", "/api/v1/messages/from/alice", as: "board")
+        #expect(got.json["id"] as? String == messageID && got.json["content"] as? String == "kept")
+        #expect(try await hub.request("GET", "/api/v1/messages/\(messageID)", as: "alice").json["status"] as? String == "delivered")
+    }
+
+    @Test(.timeLimit(.minutes(2))) func webSocketEvents() async throws {
+        let hub = try HubHarness()
+        try hub.users(["alice", "board"], friends: [("alice", "board")])
+        try hub.start()
+        defer { hub.stop() }
+        let seen = Seen()
+        let (events, continuation) = AsyncStream.makeStream(of: String.self)
+        let boardToken = hub.tokens["board"]!, aliceToken = hub.tokens["alice"]!
+        let url = "ws://127.0.0.1:\(hub.port)/ws"
+        let logger = Logger(label: "test")
+        // Alice's socket hears about delivery and display.
+        let alice = Task {
+            try await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
+                try await outbound.write(.text(#"{"type":"authenticate","token":"\#(aliceToken)"}"#))
+                for try await m in inbound.messages(maxSize: 1 << 16) {
+                    if case .text(let t) = m { seen.all.withLock { $0.append("alice " + t) }; continuation.yield("alice " + t) }
+                }
+            }
+        }
+        let board = Task {
+            try await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
+                try await outbound.write(.text(#"{"type":"authenticate","token":"\#(boardToken)"}"#))
+                for try await m in inbound.messages(maxSize: 1 << 16) {
+                    guard case .text(let t) = m else { continue }
+                    seen.all.withLock { $0.append("board " + t) }
+                    continuation.yield("board " + t)
+                    if t.contains("authenticated") {
+                        try await outbound.write(.text("not json"))
+                        try await outbound.write(.text(#"{"type":"ping"}"#))
+                    }
+                    if t.contains("message.new"), let id = t.firstMatch(of: /"messageID":"([^"]+)"/)?.1 {
+                        try await outbound.write(.text(#"{"type":"message.displayed","messageID":"\#(id)"}"#))
+                    }
+                }
+            }
+        }
+        defer { alice.cancel(); board.cancel() }
+        var iterator = events.makeAsyncIterator()
+        /// Whether an event holding `text` came (now or later; in any order with the others).
+        func wait(for text: String) async -> Bool {
+            while !seen.all.withLock({ $0.contains { $0.contains(text) } }) {
+                guard await iterator.next() != nil else { return false }
+            }
+            return true
+        }
+        #expect(await wait(for: "board {\"type\":\"pong\"}"))
+        #expect(await wait(for: "board {\"code\":\"bad_frame\""))
+        #expect(await wait(for: "alice {\"type\":\"authenticated\""))
+        let id = try await hub.send("over the socket", from: "alice", to: "board")
+        #expect(await wait(for: "\"type\":\"message.delivered\""))
+        #expect(await wait(for: "\"type\":\"message.displayed\""))
+        #expect(try await hub.request("GET", "/api/v1/messages/\(id)", as: "alice").json["status"] as? String == "displayed")
+        #expect(seen.all.withLock { $0.contains { $0.hasPrefix("board") && $0.contains("\"content\":\"over the socket\"") } })
+        #expect(try await hub.request("DELETE", "/api/v1/messages/\(id)", as: "alice").status == 204)
+        #expect(await wait(for: "board {\"messageID\":\"\(id)\",\"type\":\"message.deleted\"}"))
+    }
+}
+
+/// Events heard so far, shared with the socket tasks.
+final class Seen: Sendable {
+    let all = Mutex<[String]>([])
+}
