@@ -109,7 +109,7 @@ public struct Daemon: Sendable {
         let api = config.localAPI
         let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
         let app = Application(
-            router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound)),
+            router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } })),
             configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? api.port

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapNet
 import FlapSound
 import FlapTerminal
 import FlapTiming
@@ -12,12 +13,24 @@ public struct DaemonStatus: Sendable {
 
     let wall: Wall
     let sound: ClackPlayer?
+    let messages: (client: MessageAPIClient, mailroom: Mailroom)?
     let started: Int64
 
-    public init(wall: Wall, sound: ClackPlayer?, started: Int64 = MonotonicClock.now()) {
+    public init(wall: Wall, sound: ClackPlayer?, messages: (client: MessageAPIClient, mailroom: Mailroom)? = nil,
+                started: Int64 = MonotonicClock.now()) {
         self.wall = wall
         self.sound = sound
+        self.messages = messages
         self.started = started
+    }
+
+    var messageAPI: [String: Any] {
+        guard let (client, mailroom) = messages else { return ["configured": false, "connected": false] }
+        let s = client.status, inbox = mailroom.inbox
+        var report: [String: Any] = ["configured": true, "connected": s.connected, "connections": s.connections,
+                                     "skipped_frames": s.skippedFrames, "senders": inbox.live.count, "held": inbox.held.count]
+        if let p = s.lastProblem { report["last_problem"] = p }
+        return report
     }
 
     var uptime: Double { Double(MonotonicClock.now() - started) / 1e9 }
@@ -37,7 +50,7 @@ public struct DaemonStatus: Sendable {
             },
             "conductor": ["flips": l.count, "lateness_p50_us": l.p50Micros, "lateness_p99_us": l.p99Micros,
                           "lateness_max_us": l.maxMicros, "early": l.early],
-            "message_api": ["configured": false, "connected": false],
+            "message_api": messageAPI,
             "uptime_s": (uptime * 10).rounded() / 10,
             "versions": ["flapd": Self.version, "swift": Self.swiftVersion],
         ]
@@ -64,7 +77,9 @@ public struct DaemonStatus: Sendable {
             lines.append("flapd_board_moving{board=\"\(b.id)\"} \(wall.conductor.isMoving(board: i) ? 1 : 0)")
         }
         lines += ["# HELP flapd_message_api_connected Whether the message API is connected.",
-                  "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected 0"]
+                  "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected \(messages?.client.status.connected == true ? 1 : 0)",
+                  "# TYPE flapd_message_api_skipped_frames_total counter",
+                  "flapd_message_api_skipped_frames_total \(messages?.client.status.skippedFrames ?? 0)"]
         if let s = sound?.stats {
             lines += ["# TYPE flapd_sound_clacks_total counter", "flapd_sound_clacks_total \(s.clacks)",
                       "# TYPE flapd_sound_underruns_total counter", "flapd_sound_underruns_total \(s.underruns)"]

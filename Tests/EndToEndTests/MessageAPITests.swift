@@ -33,6 +33,11 @@ import Testing
             if status != "displayed" { usleep(50_000) }
         }
         #expect(status == "displayed", "\(board.stderr)")
+        // Status tells the connection and the inbox.
+        let port = try #require(board.apiPort())
+        let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
+        let api = report?["message_api"] as? [String: Any]
+        #expect(api?["connected"] as? Bool == true && api?["senders"] as? Int == 1, "\(String(describing: report))")
         board.terminate()
         #expect(board.waitForExit() == 0)
         #expect(board.stderr.components(separatedBy: "message displayed").count - 1 == 1)
