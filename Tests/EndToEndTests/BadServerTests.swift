@@ -57,10 +57,10 @@ import Testing
         let board = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
 
         // The silent server is given up and a third connection made.
-        #expect(board.waitForLog("silent for"), "\(board.stderr)")
-        #expect(board.waitUntil { _, _ in api.connections.withLock { $0 } >= 3 })
+        #expect(await board.waitForLog("silent for"), "\(board.stderr)")
+        #expect(await board.waitUntil { _, _ in api.connections.withLock { $0 } >= 3 })
         // The message at 48 h flips off; the good ones were shown and reported once each.
-        #expect(board.waitForFrame { words($0) == ["AFTER RECONNECT"] && $0[4].contains("AFTER") }, "\(board.stdout)\n\(board.stderr)")
+        #expect(await board.waitForFrame { words($0) == ["AFTER RECONNECT"] && $0[4].contains("AFTER") }, "\(board.stdout)\n\(board.stderr)")
         #expect(api.count(#""messageID":"g1""#) == 1)
         #expect(api.count(#""messageID":"e1""#) == 1)
         #expect(api.count(#""messageID":"g2""#) == 1)
@@ -73,7 +73,7 @@ import Testing
         }
         #expect(log.components(separatedBy: "message API connected").count - 1 >= 3)
         board.terminate()
-        #expect(board.waitForExit() == 0)
+        #expect(await board.waitForExit() == 0)
         #expect(!log.contains("t0ken"))
     }
 }

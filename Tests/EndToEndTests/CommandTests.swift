@@ -8,10 +8,10 @@ import Testing
         return url.path
     }
 
-    @Test func planPrintsTheDocumentedSchema() throws {
+    @Test func planPrintsTheDocumentedSchema() async throws {
         let config = try temporaryFile("boards:\n  - align: { horizontal: left, vertical: top }\n")
         let plan = try FlapdProcess(["plan", "--config", config, "--to", "   HELLO"])
-        #expect(plan.waitForExit() == 0, "\(plan.stderr)")
+        #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
         #expect(json["rows"] as? Int == 6 && json["cols"] as? Int == 22 && json["flip_ms"] as? Int == 120)
         let modules = try #require(json["modules"] as? [[String: Any]])
@@ -26,24 +26,24 @@ import Testing
         #expect(json["duration_ms"] as? Int == 80 + 15 * 120)
     }
 
-    @Test func checkConfigNamesTheProblem() throws {
+    @Test func checkConfigNamesTheProblem() async throws {
         let bad = try temporaryFile("boards:\n  - id: wall\n    timing:\n      flip_ms: 20\n")
         let check = try FlapdProcess(["check-config", bad])
-        #expect(check.waitForExit() == 1)
+        #expect(await check.waitForExit() == 1)
         #expect(check.stderr.contains("boards[0].timing.flip_ms: 20 is outside 50…200 (line 4)"), "\(check.stderr)")
         let good = try temporaryFile("boards:\n  - id: hall\n    drum: extended\n")
         let ok = try FlapdProcess(["check-config", good])
-        #expect(ok.waitForExit() == 0)
+        #expect(await ok.waitForExit() == 0)
         #expect(ok.stdout.contains("hall 6×22 66 flaps virtual"))
         let missing = try FlapdProcess(["check-config", "/nonexistent.yaml"])
-        #expect(missing.waitForExit() == 1)
+        #expect(await missing.waitForExit() == 1)
         #expect(missing.stderr.contains("cannot read the file"))
     }
 
-    @Test func runRefusesABadConfigWithoutStarting() throws {
+    @Test func runRefusesABadConfigWithoutStarting() async throws {
         let bad = try temporaryFile("local_api: { port: -1 }\n")
         let run = try FlapdProcess(["run", "--config", bad, "--plain"])
-        #expect(run.waitForExit() == 1)
+        #expect(await run.waitForExit() == 1)
         #expect(run.stderr.contains("local_api.port: -1 is outside 0…65535 (line 1)"))
     }
 }

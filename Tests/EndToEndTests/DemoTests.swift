@@ -2,10 +2,10 @@ import Foundation
 import Testing
 
 @Suite(.serialized) struct DemoTests {
-    @Test func onceMessagePlaysAndPrintsTheFinalBoard() throws {
+    @Test func onceMessagePlaysAndPrintsTheFinalBoard() async throws {
         let trace = FileManager.default.temporaryDirectory.appendingPathComponent("flapd-trace-\(getpid()).jsonl")
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--once", "Hello, {63} world", "--trace", trace.path])
-        #expect(flapd.waitForExit() == 0, "\(flapd.stderr)")
+        #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
         let blank = String(repeating: " ", count: 22)
         #expect(flapd.stdout == """
             +----------------------+
@@ -21,7 +21,7 @@ import Testing
         // One trace line per flip, matching the plan's flip count.
         let lines = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
         let plan = try FlapdProcess(["plan", "--to", "Hello, {63} world"])
-        #expect(plan.waitForExit() == 0)
+        #expect(await plan.waitForExit() == 0)
         let json = try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as! [String: Any]
         #expect(lines.count == json["flip_count"] as! Int)
         let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
@@ -30,7 +30,7 @@ import Testing
 
     @Test func postsOverHTTPReachTheBoard() async throws {
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--key", "sesame"])
-        let port = try #require(flapd.apiPort(), "\(flapd.stderr)")
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
 
         #expect(try await http("POST", port: port, body: Data(#"{"text":"x"}"#.utf8)).status == 401)
         #expect(try await http("POST", port: port, body: Data(#"{"text":"x"}"#.utf8), key: "sesam").status == 401)
@@ -51,29 +51,29 @@ import Testing
         rows[0][0] = 8; rows[0][1] = 9
         let posted = try await http("POST", port: port, body: try JSONSerialization.data(withJSONObject: rows), key: "sesame")
         #expect(posted.status == 201)
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?.first?.hasPrefix("HI ") == true }, "\(flapd.stdout)")
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?.first?.hasPrefix("HI ") == true }, "\(flapd.stdout)")
         let got = try await http("GET", port: port, key: "sesame")
         #expect((got.json as? [String: Any])?["message"] as? [[Int]] == rows)
 
         // Two messages back to back: the second re-plans mid-transition and is the one that stays.
         #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZ"}"#.utf8), key: "sesame").status == 201)
         #expect(try await http("POST", port: port, body: Data(#"{"text":"ABC"}"#.utf8), key: "sesame").status == 201)
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2] == "         ABC          " }, "\(flapd.stdout)")
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2] == "         ABC          " }, "\(flapd.stdout)")
 
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0, "SIGTERM is a clean stop")
+        #expect(await flapd.waitForExit() == 0, "SIGTERM is a clean stop")
     }
 
     @Test func sendPostsToARunningDemo() async throws {
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"])
-        let port = try #require(flapd.apiPort())
+        let port = try #require(await flapd.apiPort())
         let send = try FlapdProcess(["send", "--url", "http://127.0.0.1:\(port)", "good morning"])
-        #expect(send.waitForExit() == 0, "\(send.stderr)")
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2] == "     GOOD MORNING     " }, "\(flapd.stdout)")
+        #expect(await send.waitForExit() == 0, "\(send.stderr)")
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2] == "     GOOD MORNING     " }, "\(flapd.stdout)")
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
         let refused = try FlapdProcess(["send", "--url", "http://127.0.0.1:\(port)", "nobody home"])
-        #expect(refused.waitForExit() == 1)
+        #expect(await refused.waitForExit() == 1)
         #expect(refused.stderr.contains("cannot reach"))
     }
 }

@@ -86,7 +86,7 @@ final class FlapdProcess: @unchecked Sendable {
     /// Waits until `condition` holds for (stdout, stderr) or the process has ended; the bound
     /// only keeps a broken build from hanging the suite.
     @discardableResult
-    func waitUntil(_ condition: (String, String) -> Bool) -> Bool {
+    func blockingWaitUntil(_ condition: (String, String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(120)
         lock.lock()
         defer { lock.unlock() }
@@ -98,20 +98,35 @@ final class FlapdProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to end (and its output to be read) and returns its exit status.
-    func waitForExit() -> Int32 {
-        waitUntil { _, _ in false }
+    func blockingWaitForExit() -> Int32 {
+        blockingWaitUntil { _, _ in false }
         lock.lock()
         defer { lock.unlock() }
         return status ?? -1
+    }
+
+    /// The waits for async tests: each blocks a thread of its own, never one of the
+    /// concurrency pool, which in-process servers of other tests need to make progress.
+    @discardableResult
+    func waitUntil(_ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
+        await offPool { $0.blockingWaitUntil(condition) }
+    }
+
+    func waitForExit() async -> Int32 { await offPool { $0.blockingWaitForExit() } }
+
+    func apiPort() async -> Int? { await offPool { $0.blockingAPIPort() } }
+
+    private func offPool<T: Sendable>(_ body: @escaping @Sendable (FlapdProcess) -> T) async -> T {
+        await withCheckedContinuation { c in Thread { c.resume(returning: body(self)) }.start() }
     }
 
     /// Sends SIGTERM.
     func terminate() { kill(pid, SIGTERM) }
 
     /// The local API's port, from the start-up log line.
-    func apiPort() -> Int? {
+    func blockingAPIPort() -> Int? {
         var port: Int?
-        waitUntil { _, e in
+        blockingWaitUntil { _, e in
             guard let r = e.range(of: #"local API listening on http://[^:]+:(\d+)"#, options: .regularExpression) else { return false }
             port = Int(e[r].split(separator: ":").last!)
             return true

@@ -12,9 +12,8 @@ import FoundationNetworking
 @Suite struct HubAPITests {
     @Test func sendingFollowsTheRules() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "bob", "eve", "board"], friends: [("alice", "board"), ("eve", "board")])
-        try hub.start()
-        defer { hub.stop() }
+        try await hub.users(["alice", "bob", "eve", "board"], friends: [("alice", "board"), ("eve", "board")])
+        try await hub.start()
         func post(_ body: Any, as user: String = "alice") async throws -> (status: Int, json: [String: Any]) {
             try await hub.request("POST", "/api/v1/messages", as: user, json: body)
         }
@@ -62,9 +61,8 @@ import FoundationNetworking
 
     @Test func fiftyAnHourThen429WithRetryAfter() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "board"], friends: [("alice", "board")])
-        try hub.start()
-        defer { hub.stop() }
+        try await hub.users(["alice", "board"], friends: [("alice", "board")])
+        try await hub.start()
         for i in 0..<50 { _ = try await hub.send("message \(i)", from: "alice", to: "board") }
         var request = URLRequest(url: URL(string: hub.url + "/api/v1/messages")!)
         request.httpMethod = "POST"
@@ -82,8 +80,8 @@ import FoundationNetworking
 
     @Test func friendsByRequestAndDataSurvivesARestart() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "board"], friends: [])
-        try hub.start()
+        try await hub.users(["alice", "board"], friends: [])
+        try await hub.start()
         let asked = try await hub.request("POST", "/api/v1/friends/requests", as: "alice", json: ["to": "board"])
         #expect(asked.status == 201)
         let id = try #require(asked.json["id"] as? String)
@@ -92,9 +90,8 @@ import FoundationNetworking
         #expect(pending?.count == 1)
         #expect(try await hub.request("POST", "/api/v1/friends/requests/\(id)/accept", as: "board").status == 200)
         let messageID = try await hub.send("kept", from: "alice", to: "board")
-        hub.stop()
-        try hub.start()
-        defer { hub.stop() }
+        await hub.stop()
+        try await hub.start()
         let friends = try await hub.request("GET", "/api/v1/friends", as: "alice").json["friends"] as? [[String: Any]]
         #expect(friends?.map { $0["username"] as? String } == ["board"])
         let got = try await hub.request("GET", "/api/v1/messages/from/alice", as: "board")
@@ -104,9 +101,8 @@ import FoundationNetworking
 
     @Test(.timeLimit(.minutes(2))) func webSocketEvents() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "board"], friends: [("alice", "board")])
-        try hub.start()
-        defer { hub.stop() }
+        try await hub.users(["alice", "board"], friends: [("alice", "board")])
+        try await hub.start()
         let seen = Seen()
         let (events, continuation) = AsyncStream.makeStream(of: String.self)
         let boardToken = hub.tokens["board"]!, aliceToken = hub.tokens["alice"]!

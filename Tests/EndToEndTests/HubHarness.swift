@@ -23,41 +23,42 @@ final class HubHarness {
         database = directory + "/hub.db"
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// The server stops with its harness (SIGTERM, then SIGKILL from the process's own deinit).
+    deinit {
+        process?.terminate()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 
     /// Runs a flaphub admin command to its end; returns its stdout.
     @discardableResult
-    func admin(_ arguments: [String]) throws -> String {
+    func admin(_ arguments: [String]) async throws -> String {
         let p = try FlapdProcess(arguments + ["--database", database], executable: Self.executable)
-        let status = p.waitForExit()
+        let status = await p.waitForExit()
         guard status == 0 else { throw HarnessError("flaphub \(arguments) exited \(status): \(p.stderr)") }
         return p.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Creates users; each pair in `friends` becomes friends.
-    func users(_ names: [String], friends: [(String, String)]) throws {
-        for n in names { tokens[n] = try admin(["user", "add", n]) }
-        for (a, b) in friends { try admin(["friend", "add", a, b]) }
+    func users(_ names: [String], friends: [(String, String)]) async throws {
+        for n in names { tokens[n] = try await admin(["user", "add", n]) }
+        for (a, b) in friends { try await admin(["friend", "add", a, b]) }
     }
 
     /// Starts the server (on the port it had before, after a stop).
-    func start() throws {
+    func start() async throws {
         let p = try FlapdProcess(["serve", "--port", "\(port)"] + ["--database", database], executable: Self.executable)
-        var found: Int?
-        _ = p.waitUntil { _, e in
-            guard let r = e.range(of: #"flaphub listening on http://[^:]+:(\d+)"#, options: .regularExpression) else { return false }
-            found = Int(e[r].split(separator: ":").last!)
-            return true
-        }
+        let pattern = #"flaphub listening on http://[^:]+:(\d+)"#
+        _ = await p.waitUntil { _, e in e.range(of: pattern, options: .regularExpression) != nil }
+        let found = p.stderr.range(of: pattern, options: .regularExpression).flatMap { Int(p.stderr[$0].split(separator: ":").last!) }
         guard let found else { throw HarnessError("flaphub did not start: \(p.stderr)") }
         port = found
         process = p
     }
 
-    func stop() {
+    func stop() async {
         guard let p = process else { return }
         p.terminate()
-        _ = p.waitForExit()
+        _ = await p.waitForExit()
         process = nil
     }
 
@@ -106,13 +107,13 @@ struct HarnessError: Error, CustomStringConvertible {
 
 extension FlapdProcess {
     /// Waits until the last frame printed satisfies `condition`.
-    func waitForFrame(_ condition: @escaping ([String]) -> Bool) -> Bool {
-        waitUntil { out, _ in frames(in: out).last.map(condition) ?? false }
+    func waitForFrame(_ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        await waitUntil { out, _ in frames(in: out).last.map(condition) ?? false }
     }
 
     /// Waits until stderr holds `text` `count` times.
-    func waitForLog(_ text: String, count: Int = 1) -> Bool {
-        waitUntil { _, e in e.components(separatedBy: text).count - 1 >= count }
+    func waitForLog(_ text: String, count: Int = 1) async -> Bool {
+        await waitUntil { _, e in e.components(separatedBy: text).count - 1 >= count }
     }
 }
 

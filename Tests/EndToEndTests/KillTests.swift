@@ -30,11 +30,11 @@ import Testing
             let trace = dir + "/trace-\(round).jsonl"
             let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config,
                                           "--state-dir", dir, "--trace", trace])
-            let port = try #require(flapd.apiPort(), "round \(round): \(flapd.stderr)")
+            let port = try #require(await flapd.apiPort(), "round \(round): \(flapd.stderr)")
             if let expected, expected != Array(repeating: target, count: 12) {
                 // It resumes on its own and settles on the last accepted message.
                 let row = String(repeating: Self.drum[target], count: 6)
-                #expect(flapd.waitUntil { o, _ in frames(in: o).last == [row, row] }, "round \(round): \(flapd.stdout)")
+                #expect(await flapd.waitUntil { o, _ in frames(in: o).last == [row, row] }, "round \(round): \(flapd.stdout)")
             }
             // Post the next message: three flaps further on every module.
             target = (target + 3) % Self.drum.count
@@ -43,7 +43,7 @@ import Testing
             #expect(try await http("POST", port: port, body: body).status == 201)
             usleep(UInt32.random(in: 0...250_000))  // the random instant of the kill
             kill(flapd.pid, SIGKILL)
-            _ = flapd.waitForExit()
+            _ = await flapd.waitForExit()
             if let expected {
                 // The first flips after the restart left from the journal's positions.
                 let lines = (try? String(contentsOfFile: trace, encoding: .utf8))?.split(separator: "\n") ?? []

@@ -17,15 +17,14 @@ import Testing
 
     @Test func aMessageFlipsOntoTheBoardAndIsReportedDisplayed() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "board"], friends: [("alice", "board")])
-        try hub.start()
-        defer { hub.stop() }
+        try await hub.users(["alice", "board"], friends: [("alice", "board")])
+        try await hub.start()
         let state = try stateDirectory()
         let board = try flapd(try hub.flapdConfig(board: "board"), state: state)
-        #expect(board.waitForLog("message API connected"), "\(board.stderr)")
+        #expect(await board.waitForLog("message API connected"), "\(board.stderr)")
 
         let id = try await hub.send("Hello wall", from: "alice", to: "board")
-        #expect(board.waitForFrame { words($0) == ["HELLO WALL"] }, "\(board.stdout)")
+        #expect(await board.waitForFrame { words($0) == ["HELLO WALL"] }, "\(board.stdout)")
         // The sender sees it displayed once the board has settled.
         var status = ""
         for _ in 0..<600 where status != "displayed" {
@@ -34,21 +33,20 @@ import Testing
         }
         #expect(status == "displayed", "\(board.stderr)")
         // Status tells the connection and the inbox.
-        let port = try #require(board.apiPort())
+        let port = try #require(await board.apiPort())
         let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
         let api = report?["message_api"] as? [String: Any]
         #expect(api?["connected"] as? Bool == true && api?["senders"] as? Int == 1, "\(String(describing: report))")
         board.terminate()
-        #expect(board.waitForExit() == 0)
+        #expect(await board.waitForExit() == 0)
         #expect(board.stderr.components(separatedBy: "message displayed").count - 1 == 1)
         #expect(!board.stderr.contains(hub.tokens["board"]!), "the token is never logged")
     }
 
     @Test func whatHappenedWhileTheBoardWasAwayIsCaughtUp() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
-        try hub.start()
-        defer { hub.stop() }
+        try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
+        try await hub.start()
         let state = try stateDirectory()
         let config = try hub.flapdConfig(board: "board", extra: """
             zones:
@@ -56,53 +54,52 @@ import Testing
               - { rows: [3, 5], senders: "*" }
             """)
         var board = try flapd(config, state: state)
-        #expect(board.waitForLog("message API connected"))
+        #expect(await board.waitForLog("message API connected"))
         let first = try await hub.send("first", from: "alice", to: "board")
-        #expect(board.waitForFrame { words($0) == ["FIRST"] })
+        #expect(await board.waitForFrame { words($0) == ["FIRST"] })
         board.terminate()
-        #expect(board.waitForExit() == 0)
+        #expect(await board.waitForExit() == 0)
 
         // While it is off: alice deletes hers, bob sends one.
         #expect(try await hub.request("DELETE", "/api/v1/messages/\(first)", as: "alice").status == 204)
         _ = try await hub.send("from bob", from: "bob", to: "board")
         board = try flapd(config, state: state)
-        #expect(board.waitForFrame { words($0) == ["FROM BOB"] && $0[4].contains("FROM BOB") }, "\(board.stdout)\n\(board.stderr)")
+        #expect(await board.waitForFrame { words($0) == ["FROM BOB"] && $0[4].contains("FROM BOB") }, "\(board.stdout)\n\(board.stderr)")
         board.terminate()
-        #expect(board.waitForExit() == 0)
+        #expect(await board.waitForExit() == 0)
     }
 
     @Test func aHeldMessageOpensAtItsInstantEvenWithTheAPIGone() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "board"], friends: [("alice", "board")])
-        try hub.start()
+        try await hub.users(["alice", "board"], friends: [("alice", "board")])
+        try await hub.start()
         let state = try stateDirectory()
         let config = try hub.flapdConfig(board: "board")
         var board = try flapd(config, state: state)
-        #expect(board.waitForLog("message API connected"))
+        #expect(await board.waitForLog("message API connected"))
         _ = try await hub.send("now", from: "alice", to: "board")
-        #expect(board.waitForFrame { words($0) == ["NOW"] })
+        #expect(await board.waitForFrame { words($0) == ["NOW"] })
         let unlock = Date().timeIntervalSince1970 + 4
         _ = try await hub.send("a letter", from: "alice", to: "board", unlockAt: unlock)
-        #expect(board.waitForLog("message held"))
+        #expect(await board.waitForLog("message held"))
         board.terminate()
-        #expect(board.waitForExit() == 0)
-        hub.stop()
+        #expect(await board.waitForExit() == 0)
+        await hub.stop()
 
         // No API now: the restored inbox shows NOW and opens the letter at its instant.
         board = try flapd(config, state: state)
-        #expect(board.waitForLog("inbox restored"))
+        #expect(await board.waitForLog("inbox restored"))
         #expect(board.stderr.contains("held=1 senders=1"), "\(board.stderr)")
-        #expect(board.waitForFrame { words($0) == ["A LETTER"] }, "\(board.stdout)\n\(board.stderr)")
+        #expect(await board.waitForFrame { words($0) == ["A LETTER"] }, "\(board.stdout)\n\(board.stderr)")
         #expect(Date().timeIntervalSince1970 >= unlock)
         board.terminate()
-        #expect(board.waitForExit() == 0)
+        #expect(await board.waitForExit() == 0)
     }
 
     @Test func zonesPlaceSendersAndAHangupReroutesWithoutLosingAny() async throws {
         let hub = try HubHarness()
-        try hub.users(["alice", "bob", "carol", "board"], friends: [("alice", "board"), ("bob", "board"), ("carol", "board")])
-        try hub.start()
-        defer { hub.stop() }
+        try await hub.users(["alice", "bob", "carol", "board"], friends: [("alice", "board"), ("bob", "board"), ("carol", "board")])
+        try await hub.start()
         let state = try stateDirectory()
         let zones = { (a: String, b: String) in """
             zones:
@@ -111,12 +108,12 @@ import Testing
             """ }
         let config = try hub.flapdConfig(board: "board", extra: zones("alice", "bob"))
         let board = try flapd(config, state: state)
-        #expect(board.waitForLog("message API connected"))
+        #expect(await board.waitForLog("message API connected"))
         _ = try await hub.send("hi from a", from: "alice", to: "board")
         _ = try await hub.send("hi from b", from: "bob", to: "board")
         _ = try await hub.send("nobody shows me", from: "carol", to: "board")
-        #expect(board.waitForFrame { words($0) == ["ALICE", "HI FROM A", "BOB", "HI FROM B"] }, "\(board.stdout)")
-        #expect(board.waitForLog("sender is in no zone"))
+        #expect(await board.waitForFrame { words($0) == ["ALICE", "HI FROM A", "BOB", "HI FROM B"] }, "\(board.stdout)")
+        #expect(await board.waitForLog("sender is in no zone"))
 
         // Swap the zones and hang up: the same messages, re-routed.
         let swapped = try String(contentsOfFile: config, encoding: .utf8)
@@ -125,9 +122,9 @@ import Testing
             .replacingOccurrences(of: "senders: [tmp]", with: "senders: [bob]")
         try swapped.write(toFile: config, atomically: true, encoding: .utf8)
         kill(board.pid, SIGHUP)
-        #expect(board.waitForFrame { words($0) == ["BOB", "HI FROM B", "ALICE", "HI FROM A"] }, "\(board.stdout)\n\(board.stderr)")
+        #expect(await board.waitForFrame { words($0) == ["BOB", "HI FROM B", "ALICE", "HI FROM A"] }, "\(board.stdout)\n\(board.stderr)")
         board.terminate()
-        #expect(board.waitForExit() == 0)
+        #expect(await board.waitForExit() == 0)
         #expect(board.stderr.components(separatedBy: "sender is in no zone").count - 1 == 1)
     }
 }

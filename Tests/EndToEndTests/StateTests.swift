@@ -37,22 +37,22 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir])
-        let port = try #require(first.apiPort())
+        let port = try #require(await first.apiPort())
         _ = try await post(#"{"text":"persist me"}"#, port: port)
-        #expect(first.waitUntil { o, _ in frames(in: o).last?[2] == "      PERSIST ME      " })
+        #expect(await first.waitUntil { o, _ in frames(in: o).last?[2] == "      PERSIST ME      " })
         // Saved as the transition completed (P is code 16, at row 2, column 6).
         #expect(waitForSaved(dir) { $0[2 * 22 + 6] == 16 })
         kill(first.pid, SIGKILL)
-        _ = first.waitForExit()
+        _ = await first.waitForExit()
 
         let second = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir])
-        let port2 = try #require(second.apiPort())
+        let port2 = try #require(await second.apiPort())
         let got = try await http("GET", port: port2)
         #expect(((got.json as? [String: Any])?["message"] as? [[Int]])?[2].contains(16) == true, "the target came back")
         // The flaps came back too: the same message moves nothing.
         #expect(try await post(#"{"text":"persist me"}"#, port: port2)["flips"] as? Int == 0)
         second.terminate()
-        #expect(second.waitForExit() == 0)
+        #expect(await second.waitForExit() == 0)
     }
 
     /// A config whose full-board change takes about 11 s (so a kill lands mid-transition even on
@@ -69,7 +69,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = try slowConfig(dir)
         let first = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config, "--state-dir", dir])
-        let port = try #require(first.apiPort())
+        let port = try #require(await first.apiPort())
         // '+' is the last of 40 flaps: 39 flips on every module.
         let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
         let body = String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self)
@@ -77,13 +77,13 @@ import Testing
         // Kill once the state file shows flaps on their way (it is saved every second while moving).
         #expect(waitForSaved(dir) { $0.contains { $0 != 0 } })
         kill(first.pid, SIGKILL)
-        _ = first.waitForExit()
+        _ = await first.waitForExit()
         let journal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/positions.bin"))).dropFirst(8).map(Int.init)
         #expect(journal.contains { $0 != 46 }, "killed mid-transition")
 
         let trace = dir + "/trace.jsonl"
         let second = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config, "--state-dir", dir, "--trace", trace])
-        let port2 = try #require(second.apiPort())
+        let port2 = try #require(await second.apiPort())
         // The accepted message is still the target, and the board is on its way there again.
         let got = try await http("GET", port: port2)
         #expect((got.json as? [String: Any])?["message"] as? [[Int]] == Array(repeating: Array(repeating: 46, count: 22), count: 6))
@@ -94,7 +94,7 @@ import Testing
             usleep(20_000)
         }
         second.terminate()
-        #expect(second.waitForExit() == 0)
+        #expect(await second.waitForExit() == 0)
         // Every module's first flip after the restart leaves from where the journal had it.
         let drum = Array(" ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?+")
         let codes = [0] + Array(1...26) + [36] + Array(27...35) + [37, 60, 46]
@@ -116,12 +116,12 @@ extension StateTests {
         let trace = dir + "/trace.jsonl"
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir, "--trace", trace,
                                       "--config", try slowConfig(dir)])
-        let port = try #require(flapd.apiPort())
+        let port = try #require(await flapd.apiPort())
         let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
         _ = try await post(String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self), port: port)
         #expect(waitForSaved(dir) { $0.contains { $0 != 0 } }, "moving")
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
         let line = flapd.stderr.split(separator: "\n").first { $0.contains("flips in progress finish first") }
         let count = line.flatMap { $0.split(separator: " ").compactMap { Int($0) }.first } ?? 0
         #expect((1...132).contains(count), "\(flapd.stderr)")
@@ -156,12 +156,12 @@ extension StateTests {
         // A folder that cannot be made: its parent is a file.
         try "not a folder".write(toFile: dir + "/file", atomically: true, encoding: .utf8)
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir + "/file/state"])
-        let port = try #require(flapd.apiPort())
+        let port = try #require(await flapd.apiPort())
         _ = try await post(#"{"text":"still flips"}"#, port: port)
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL FLIPS") == true })
-        #expect(flapd.waitUntil { _, e in e.contains("board state not saved, the previous state is kept") }, "\(flapd.stderr)")
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL FLIPS") == true })
+        #expect(await flapd.waitUntil { _, e in e.contains("board state not saved, the previous state is kept") }, "\(flapd.stderr)")
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
         #expect(flapd.stderr.components(separatedBy: "board state not saved").count == 2, "logged once, not per save")
     }
 }

@@ -36,7 +36,12 @@ final class NotifySocket: @unchecked Sendable {
 
     /// Waits until the messages so far satisfy `condition` (bounded only against a hang).
     @discardableResult
-    func waitUntil(_ condition: ([String]) -> Bool) -> Bool {
+    func waitUntil(_ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+        await withCheckedContinuation { c in Thread { c.resume(returning: self.blockingWaitUntil(condition)) }.start() }
+    }
+
+    @discardableResult
+    func blockingWaitUntil(_ condition: ([String]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(60)
         lock.lock()
         defer { lock.unlock() }
@@ -57,19 +62,19 @@ final class NotifySocket: @unchecked Sendable {
         let notify = try NotifySocket(directory: dir)
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"],
                                      environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "100000"])
-        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=ready: local API on 127.0.0.1:") } }, "\(notify.all)")
-        let port = try #require(flapd.apiPort())
+        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=ready: local API on 127.0.0.1:") } }, "\(notify.all)")
+        let port = try #require(await flapd.apiPort())
         #expect(notify.all.first { $0.hasPrefix("READY=1") }?.contains(":\(port);") == true, "READY names the port that listens")
         // Idle, the conductor's loop still beats (every 50 ms for a 100 ms watchdog).
-        #expect(notify.waitUntil { $0.filter { $0 == "WATCHDOG=1" }.count >= 3 })
+        #expect(await notify.waitUntil { $0.filter { $0 == "WATCHDOG=1" }.count >= 3 })
         #expect(try await http("POST", port: port, body: Data(#"{"text":"hello wall"}"#.utf8)).status == 201)
-        #expect(notify.waitUntil { $0.contains("STATUS=wall shows \"HELLO WALL\"") }, "\(notify.all)")
+        #expect(await notify.waitUntil { $0.contains("STATUS=wall shows \"HELLO WALL\"") }, "\(notify.all)")
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
-        #expect(notify.waitUntil { $0.contains("STOPPING=1") }, "\(notify.all.suffix(3))")
+        #expect(await flapd.waitForExit() == 0)
+        #expect(await notify.waitUntil { $0.contains("STOPPING=1") }, "\(notify.all.suffix(3))")
     }
 
-    @Test func theUnitVerifiesClean() throws {
+    @Test func theUnitVerifiesClean() async throws {
         let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-unit-\(UUID().uuidString)").path
@@ -80,12 +85,12 @@ final class NotifySocket: @unchecked Sendable {
         try text.write(toFile: "\(dir)/flapd.service", atomically: true, encoding: .utf8)
         #expect(text.contains("Type=notify") && text.contains("WatchdogSec="))
         let verify = try FlapdProcess(["verify", "\(dir)/flapd.service"], executable: "/usr/bin/systemd-analyze")
-        #expect(verify.waitForExit() == 0)
+        #expect(await verify.waitForExit() == 0)
         #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
         // The threshold counts on systemd's 0…100 scale: 20 is an exposure of 2.0.
         let security = try FlapdProcess(["security", "--offline=true", "--threshold=20", "\(dir)/flapd.service"],
                                         executable: "/usr/bin/systemd-analyze")
-        #expect(security.waitForExit() == 0)
+        #expect(await security.waitForExit() == 0)
         let overall = security.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
         let score = overall.split(separator: " ").compactMap { Double($0) }.first
         #expect(score.map { $0 <= 2.0 } == true, "\(overall)")
@@ -102,21 +107,21 @@ extension SystemdTests {
         let notify = try NotifySocket(directory: dir)
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config, "--trace", trace],
                                      environment: ["NOTIFY_SOCKET": notify.path])
-        let port = try #require(flapd.apiPort())
-        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
+        let port = try #require(await flapd.apiPort())
+        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
 
         try "timing: { flip_ms: 60 }\nboards:\n  - align: { horizontal: left, vertical: top }\n"
             .write(toFile: config, atomically: true, encoding: .utf8)
         kill(flapd.pid, SIGHUP)
-        #expect(notify.waitUntil { $0.contains("READY=1\nSTATUS=config reloaded") }, "\(notify.all)")
+        #expect(await notify.waitUntil { $0.contains("READY=1\nSTATUS=config reloaded") }, "\(notify.all)")
         let reloading = notify.all.firstIndex { $0.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") }
         let ready = notify.all.firstIndex { $0 == "READY=1\nSTATUS=config reloaded" }
         #expect(reloading != nil && reloading! < ready!)
 
         #expect(try await http("POST", port: port, body: Data(#"{"text":"C"}"#.utf8)).status == 201)
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?.first?.hasPrefix("C ") == true }, "the new alignment: \(flapd.stdout)")
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?.first?.hasPrefix("C ") == true }, "the new alignment: \(flapd.stdout)")
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
         let planned = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])["planned_ms"] as! Double
         }
@@ -132,16 +137,16 @@ extension SystemdTests {
         let notify = try NotifySocket(directory: dir)
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
                                      environment: ["NOTIFY_SOCKET": notify.path])
-        let port = try #require(flapd.apiPort())
-        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
+        let port = try #require(await flapd.apiPort())
+        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
         try "timing: { flip_ms: 20 }\n".write(toFile: config, atomically: true, encoding: .utf8)
         kill(flapd.pid, SIGHUP)
-        #expect(notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=reload refused") } }, "\(notify.all)")
+        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=reload refused") } }, "\(notify.all)")
         #expect(flapd.stderr.contains("timing.flip_ms: 20 is outside 50…200 (line 1)"))
         #expect(try await http("POST", port: port, body: Data(#"{"text":"still here"}"#.utf8)).status == 201)
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL HERE") == true })
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL HERE") == true })
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
     }
 }
 
@@ -150,11 +155,11 @@ extension SystemdTests {
         let secret = "s3cr3t-\(UUID().uuidString)"
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--log-format", "journal"],
                                      environment: ["FLAPD_LOCAL_API_KEY": secret])
-        let port = try #require(flapd.apiPort())
+        let port = try #require(await flapd.apiPort())
         #expect(try await http("POST", port: port, body: Data(#"{"text":"x"}"#.utf8), key: "wrong").status == 401)
         #expect(try await http("POST", port: port, body: Data(#"{"text":"hi"}"#.utf8), key: secret).status == 201)
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
         let lines = flapd.stderr.split(separator: "\n")
         #expect(lines.count >= 3)
         #expect(lines.allSatisfy { $0.range(of: #"^<[0-7]>"#, options: .regularExpression) != nil }, "\(lines)")
@@ -164,14 +169,14 @@ extension SystemdTests {
 }
 
 extension SystemdTests {
-    @Test func installPutsEverythingInPlaceAndUninstallKeepsTheConfig() throws {
+    @Test func installPutsEverythingInPlaceAndUninstallKeepsTheConfig() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("flap-root-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("systemd/install").path
         let env = ["DESTDIR": root, "FLAPD_BINARY": FlapdProcess.executable]
         let install = try FlapdProcess([script], environment: env, executable: "/bin/bash")
-        #expect(install.waitForExit() == 0, "\(install.stderr)")
+        #expect(await install.waitForExit() == 0, "\(install.stderr)")
         let files = ["/usr/local/bin/flapd", "/etc/systemd/system/flapd.service", "/usr/lib/sysusers.d/flapd.conf", "/etc/flapd/flapd.yaml"]
         for f in files { #expect(FileManager.default.fileExists(atPath: root + f), "\(f)") }
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/flapd"))
@@ -180,10 +185,10 @@ extension SystemdTests {
         let config = root + "/etc/flapd/flapd.yaml"
         try "boards:\n  - id: mine\n".write(toFile: config, atomically: true, encoding: .utf8)
         let again = try FlapdProcess([script], environment: env, executable: "/bin/bash")
-        #expect(again.waitForExit() == 0)
+        #expect(await again.waitForExit() == 0)
         #expect(again.stdout.contains("kept your /etc/flapd/flapd.yaml"))
         let uninstall = try FlapdProcess([script, "--uninstall"], environment: env, executable: "/bin/bash")
-        #expect(uninstall.waitForExit() == 0)
+        #expect(await uninstall.waitForExit() == 0)
         for f in files.dropLast() { #expect(!FileManager.default.fileExists(atPath: root + f), "\(f) removed") }
         #expect(try String(contentsOfFile: config, encoding: .utf8) == "boards:\n  - id: mine\n")
     }
@@ -192,12 +197,12 @@ extension SystemdTests {
 extension SystemdTests {
     @Test func statusAndMetricsSayHowItIs() async throws {
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"])
-        let port = try #require(flapd.apiPort())
+        let port = try #require(await flapd.apiPort())
         #expect(try await http("POST", port: port, body: Data(#"{"text":"status check"}"#.utf8)).status == 201)
-        #expect(flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STATUS CHECK") == true })
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STATUS CHECK") == true })
 
         let status = try FlapdProcess(["status", "--url", "http://127.0.0.1:\(port)"])
-        #expect(status.waitForExit() == 0, "\(status.stderr)")
+        #expect(await status.waitForExit() == 0, "\(status.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
         let board = try #require((json["boards"] as? [[String: Any]])?.first)
         #expect((board["shows"] as? [String])?[2].contains("STATUS CHECK") == true)
@@ -216,6 +221,6 @@ extension SystemdTests {
         #expect(metrics.contains("flapd_lateness_microseconds{quantile=\"0.99\"}"))
         #expect(metrics.contains("flapd_board_moving{board=\"wall\"} 0"))
         flapd.terminate()
-        #expect(flapd.waitForExit() == 0)
+        #expect(await flapd.waitForExit() == 0)
     }
 }

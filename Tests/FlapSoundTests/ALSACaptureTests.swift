@@ -50,6 +50,8 @@ func onsets(_ s: [Int16]) -> [Int] {
         let conductor = Conductor(boards: [.init(rows: rows, cols: cols, drum: .standard, timing: timing, motion: .forward)],
                                   drivers: [settle], clackSinks: [player])
         _ = conductor.start()
+        // Play once the device is open and streaming, so that no clack is due before it can sound.
+        #expect(player.waitUntilWritten(through: MonotonicClock.now()))
         let t = conductor.play(board: 0, target: target, start: MonotonicClock.now() + 50_000_000)
         #expect(settle.signal.wait(timeout: .now() + 60) == .success)
         conductor.stop()
