@@ -141,7 +141,7 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".yaml") }
         #expect(files.count >= 3)
         for file in files {
-            #expect(throws: Never.self, "\(file)") { _ = try ConfigLoader.load(file: dir.appendingPathComponent(file).path, environment: [:]) }
+            #expect(throws: Never.self, "\(file)") { _ = try ConfigLoader.load(file: dir.appendingPathComponent(file).path, environment: ["WALL_TOKEN": "example"]) }
         }
     }
 }
