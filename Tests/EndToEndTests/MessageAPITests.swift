@@ -127,4 +127,34 @@ import Testing
         #expect(await board.waitForExit() == 0)
         #expect(board.stderr.components(separatedBy: "sender is in no zone").count - 1 == 1)
     }
+
+    @Test func oneDaemonDrivesSeveralBoards() async throws {
+        let hub = try HubHarness()
+        try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
+        try await hub.start()
+        let config = try hub.flapdConfig(board: "board", extra: """
+            boards:
+              - { id: hall, rows: 2, cols: 12 }
+              - { id: kitchen, rows: 2, cols: 8 }
+            zones:
+              - { board: hall, senders: "*" }
+              - { board: kitchen, senders: [alice] }
+            """)
+        let board = try flapd(config, state: try stateDirectory())
+        #expect(await board.waitForLog("message API connected"))
+        _ = try await hub.send("soup", from: "alice", to: "board")
+        #expect(await board.waitUntil { out, _ in lastFrame(of: "kitchen", in: out).map(words) == ["SOUP"] }, "\(board.stdout)")
+        _ = try await hub.send("tea", from: "bob", to: "board")
+        #expect(await board.waitUntil { out, _ in lastFrame(of: "hall", in: out).map(words) == ["TEA"] }, "\(board.stdout)")
+        // Bob is not the kitchen's: it still shows alice's.
+        #expect(lastFrame(of: "kitchen", in: board.stdout).map(words) == ["SOUP"])
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+    }
+}
+
+/// The last frame printed for one board when several are (each after a `[id]` line).
+func lastFrame(of id: String, in output: String) -> [String]? {
+    let parts = output.components(separatedBy: "[\(id)]\n").dropFirst()
+    return parts.last.flatMap { frames(in: $0).first }
 }
