@@ -29,7 +29,7 @@ public final class TraceWriter: ModuleDriver {
         let glyph = e.glyph.text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         return "{\"board\":\"\(boardID)\",\"transition\":\(e.transition),\"row\":\(e.row),\"col\":\(e.col),"
             + "\"flip\":\(e.flip),\"glyph\":\"\(glyph)\",\"planned_ms\":\(ms(e.planned)),"
-            + "\"actual_ms\":\(ms(e.actual)),\"late_us\":\((e.actual - e.planned) / 1000)}"
+            + "\"actual_ms\":\(ms(e.actual)),\"late_us\":\((e.actual - e.planned) / 1000),\"actual_ns\":\(e.actual)}"
     }
 
     public func flip(_ event: FlipEvent) { queue.push(event) }

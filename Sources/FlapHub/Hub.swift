@@ -12,12 +12,15 @@ public final class Hub: Sendable {
     let sockets = SocketRegistry()
     let logger: Logger
     let now: @Sendable () -> Double
+    let limits: HubLimits
     /// The largest request body and WebSocket frame taken.
     let maxBody = 64 * 1024
     let maxFrame = 64 * 1024
 
-    public init(store: HubStore, logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
+        self.limits = limits
         self.logger = logger
         self.now = now
     }

@@ -1,11 +1,13 @@
 import Foundation
 import Yams
 
-/// flaphub's config file (YAML): `database` (the SQLite file), `bind`, `port`.
+/// flaphub's config file (YAML): `database` (the SQLite file), `bind`, `port`, and the limits
+/// `message_ttl_seconds` (default 48 h) and `messages_per_hour` (default 50, per sender).
 public struct HubConfig: Sendable, Equatable {
     public var database = "flaphub.db"
     public var bind = "127.0.0.1"
     public var port = 8080
+    public var limits = HubLimits()
 
     public init() {}
 
@@ -24,11 +26,27 @@ public struct HubConfig: Sendable, Equatable {
             case "bind": if let s = v.string { config.bind = s } else { problems.append("bind: expected an address \(line)") }
             case "port":
                 if let n = v.int, (0...65535).contains(n) { config.port = n } else { problems.append("port: '\(v.string ?? "?")' is outside 0…65535 \(line)") }
-            default: problems.append("\(key): unknown key (known here: bind, database, port) \(line)")
+            case "message_ttl_seconds":
+                if let n = v.int, (1...172_800).contains(n) { config.limits.messageTTL = Double(n) } else {
+                    problems.append("message_ttl_seconds: '\(v.string ?? "?")' is outside 1…172800 \(line)")
+                }
+            case "messages_per_hour":
+                if let n = v.int, (1...1_000_000).contains(n) { config.limits.messagesPerHour = n } else {
+                    problems.append("messages_per_hour: '\(v.string ?? "?")' is outside 1…1000000 \(line)")
+                }
+            default: problems.append("\(key): unknown key (known here: bind, database, message_ttl_seconds, messages_per_hour, port) \(line)")
             }
         }
         if root != nil, root?.mapping == nil { problems.append("expected a mapping of keys") }
         guard problems.isEmpty else { throw HubError(1, "\(file):\n" + problems.map { "  " + $0 }.joined(separator: "\n")) }
         return config
     }
+}
+
+/// How long messages live and how many a sender may send an hour.
+public struct HubLimits: Sendable, Equatable {
+    /// Seconds a message lives after it was sent (48 h, as the seed says; shorter for tests).
+    public var messageTTL: Double = 48 * 3600
+    public var messagesPerHour = MessageRules.sendsPerHour
+    public init() {}
 }

@@ -71,13 +71,16 @@ extension Hub {
             guard let n = u as? Double ?? (u as? Int).map(Double.init), n.isFinite else {
                 throw HubError(400, "\"unlockAt\" must be seconds since 1970")
             }
-            guard n < t + InboxMessage.lifetime else { throw HubError(400, "\"unlockAt\" is after the message expires (48 h)") }
+            guard n < t + limits.messageTTL else {
+                throw HubError(400, "\"unlockAt\" is after the message expires (\(Int(limits.messageTTL)) s after it is sent)")
+            }
             unlockAt = n > t ? n : nil
         }
         let sends = try store.sends(by: me.id, now: t)
-        if sends.count >= MessageRules.sendsPerHour {
-            let wait = Int((sends[sends.count - MessageRules.sendsPerHour] + 3600 - t).rounded(.up))
-            throw HubError(429, "at most \(MessageRules.sendsPerHour) messages an hour", retryAfter: max(1, wait))
+        let perHour = limits.messagesPerHour
+        if sends.count >= perHour {
+            let wait = Int((sends[sends.count - perHour] + 3600 - t).rounded(.up))
+            throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, wait))
         }
         var results: [[String: Any]] = []
         var stored: [HubStore.Message] = []
@@ -90,7 +93,7 @@ extension Hub {
                 results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue
             }
             let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
-                                     contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + InboxMessage.lifetime)
+                                     contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL)
             try store.insert(m)
             stored.append(m)
             results.append(["recipient": name, "recipientID": to.id, "status": "sent", "messageID": m.id])

@@ -8,9 +8,9 @@ import Foundation
 struct FlapBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flapbench",
-        abstract: "Benchmarks: planner time, conductor lateness against a Task.sleep baseline (and cyclictest), flapd demo CPU and RSS.")
+        abstract: "Benchmarks: planner time, conductor lateness against a Task.sleep baseline (and cyclictest), flapd demo CPU and RSS, the message path through flaphub.")
 
-    @Option(help: "Which figures: all, planner, conductor, sound, demo, service.")
+    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages.")
     var only: String = "all"
     @Option(help: "Seconds of full-board animation for each scheduler.")
     var seconds: Double = 10
@@ -20,6 +20,8 @@ struct FlapBench: AsyncParsableCommand {
     var transitions: Int = 20
     @Option(help: "The flapd to measure (default: the one built beside flapbench).")
     var flapd: String?
+    @Option(help: "Messages sent one at a time through flaphub to flapd for the latency figures.")
+    var messages: Int = 200
     @Option(help: "ALSA device for the sound figures (default: the file plugin writing to /dev/null, paced by the player).")
     var soundDevice = "file:FILE=/dev/null,FORMAT=raw"
 
@@ -29,6 +31,7 @@ struct FlapBench: AsyncParsableCommand {
         if only == "all" || only == "sound" { SoundBench.run(device: soundDevice) }
         if only == "all" || only == "service" { try await ServiceBench.run(flapd: flapd) }
         if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions, flapd: flapd) }
+        if only == "all" || only == "messages" { try await MessagesBench.run(flapd: flapd, messages: messages, seconds: 5) }
     }
 }
 

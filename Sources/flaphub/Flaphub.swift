@@ -14,7 +14,7 @@ struct Flaphub: AsyncParsableCommand {
 
 /// Where the store is: a config file, or the database path directly.
 struct StoreOptions: ParsableArguments {
-    @Option(help: "Config file (YAML: database, bind, port).")
+    @Option(help: "Config file (YAML: database, bind, port, message_ttl_seconds, messages_per_hour).")
     var config: String?
     @Option(help: "SQLite database file (overrides the config; default flaphub.db).")
     var database: String?
@@ -57,7 +57,7 @@ struct Serve: AsyncParsableCommand {
             return h
         }
         let logger = Logger(label: "flaphub")
-        let hub = Hub(store: try store.store(), logger: logger)
+        let hub = Hub(store: try store.store(), logger: logger, limits: config.limits)
         let bindAddress = config.bind
         let app = hub.application(bind: config.bind, port: config.port) { port in
             logger.notice("flaphub listening on http://\(bindAddress):\(port)", metadata: ["database": "\(hub.store.db.path)"])

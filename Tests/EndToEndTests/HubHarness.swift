@@ -17,10 +17,12 @@ final class HubHarness {
         URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flaphub").path
     }
 
-    init() throws {
+    /// `config`: extra lines of flaphub's config file (limits).
+    init(config: String = "") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         database = directory + "/hub.db"
+        try "database: \(database)\n\(config)\n".write(toFile: directory + "/flaphub.yaml", atomically: true, encoding: .utf8)
     }
 
     /// The server stops with its harness (SIGTERM, then SIGKILL from the process's own deinit).
@@ -46,7 +48,7 @@ final class HubHarness {
 
     /// Starts the server (on the port it had before, after a stop).
     func start() async throws {
-        let p = try FlapdProcess(["serve", "--port", "\(port)"] + ["--database", database], executable: Self.executable)
+        let p = try FlapdProcess(["serve", "--port", "\(port)", "--config", directory + "/flaphub.yaml"], executable: Self.executable)
         let pattern = #"flaphub listening on http://[^:]+:(\d+)"#
         _ = await p.waitUntil { _, e in e.range(of: pattern, options: .regularExpression) != nil }
         let found = p.stderr.range(of: pattern, options: .regularExpression).flatMap { Int(p.stderr[$0].split(separator: ":").last!) }

@@ -151,6 +151,33 @@ import Testing
         board.terminate()
         #expect(await board.waitForExit() == 0)
     }
+
+    @Test func theBoardCatchesUpAfterTheHubRestartsAndShortLivedMessagesClear() async throws {
+        let hub = try HubHarness(config: "message_ttl_seconds: 6")
+        try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
+        try await hub.start()
+        let config = try hub.flapdConfig(board: "board", extra: """
+            zones:
+              - { rows: [0, 2], senders: [alice] }
+              - { rows: [3, 5], senders: [bob] }
+            """)
+        let board = try flapd(config, state: try stateDirectory())
+        #expect(await board.waitForLog("message API connected"))
+        // The hub goes away and comes back; nothing is sent meanwhile; then a message is.
+        await hub.stop()
+        #expect(await board.waitForLog("reconnecting in"))
+        try await hub.start()
+        #expect(await board.waitForLog("message API connected", count: 2), "\(board.stderr)")
+        _ = try await hub.send("still here", from: "alice", to: "board")
+        #expect(await board.waitForFrame { words($0) == ["STILL HERE"] && $0[1].contains("STILL") }, "\(board.stdout)")
+        // The hub's messages live 6 s (its config says): both zones clear.
+        _ = try await hub.send("later", from: "bob", to: "board")
+        #expect(await board.waitForFrame { words($0) == ["STILL HERE", "LATER"] }, "\(board.stdout)")
+        #expect(await board.waitForFrame { words($0).isEmpty }, "\(board.stdout)")
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+    }
+
 }
 
 /// The last frame printed for one board when several are (each after a `[id]` line).

@@ -79,4 +79,17 @@ import Testing
         var again = back
         do { let r = again.receive(message("1"), now: 1002); #expect(r == .duplicate) }
     }
+
+    @Test func theServersExpiryWinsWhenSooner() {
+        var inbox = Inbox()
+        var short = message("s", at: 1000)
+        short.expiry = 1010
+        inbox.receive(short, now: 1001)
+        #expect(inbox.nextChange == 1010)
+        do { let r = inbox.advance(now: 1010); #expect(r) }
+        #expect(inbox.live.isEmpty)
+        var long = message("l", at: 1000)
+        long.expiry = 1000 + 100 * 3600
+        #expect(long.expiresAt == 1000 + 48 * 3600)
+    }
 }

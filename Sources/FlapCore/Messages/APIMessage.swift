@@ -34,7 +34,7 @@ public struct APIMessage: Codable, Hashable, Sendable {
     /// The message as a board keeps it.
     public var inboxMessage: InboxMessage {
         InboxMessage(id: id, senderID: senderID, senderName: senderUsername, content: content,
-                     contentType: contentType, sentAt: timestamp, unlockAt: unlockAt)
+                     contentType: contentType, sentAt: timestamp, unlockAt: unlockAt, expiry: expiresAt)
     }
 }
 

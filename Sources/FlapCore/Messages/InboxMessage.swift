@@ -21,9 +21,11 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     public var sentAt: Double
     /// Held until this instant when it lies ahead ("opens once it has arrived").
     public var unlockAt: Double?
+    /// When the server says it expires, if it says (else 48 h after it was sent).
+    public var expiry: Double?
 
     public init(id: String, senderID: String, senderName: String, content: String,
-                contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil) {
+                contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderName = senderName
@@ -31,10 +33,11 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.contentType = contentType
         self.sentAt = sentAt
         self.unlockAt = unlockAt
+        self.expiry = expiry
     }
 
-    /// When it goes away.
-    public var expiresAt: Double { sentAt + Self.lifetime }
+    /// When it goes away: the server's expiry, never later than 48 h after it was sent.
+    public var expiresAt: Double { min(expiry ?? .infinity, sentAt + Self.lifetime) }
     /// When it may first be shown.
     public var visibleAt: Double { max(sentAt, unlockAt ?? sentAt) }
 }
