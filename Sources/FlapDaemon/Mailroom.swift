@@ -74,8 +74,10 @@ public final class Mailroom: Sendable {
                 s.saved.inbox.delete(id: id, now: t)
             }
         }
-        save()
+        // The board first, then the disk: an fsync must not delay the flips (a message lost to a
+        // crash in between comes back with the next catch-up).
         refresh()
+        save()
     }
 
     /// Re-routes after a config reload; no message is lost (the inbox stays).

@@ -8,8 +8,9 @@ import Glibc
 #endif
 
 /// The message path end to end: a real flaphub and a real flapd subscribed to it on loopback.
-/// Latency from sending a POST to flaphub until flapd's first flip event for that message (read
-/// from flapd's trace, on CLOCK_MONOTONIC), one message at a time; then flaphub's sustained
+/// Latency from sending a POST to flaphub until the first flip of that message starts on flapd's
+/// board (from flapd's trace, on CLOCK_MONOTONIC: the flip's 90° event less its planned offset),
+/// one message at a time; then flaphub's sustained
 /// accepted messages per second with the board connected.
 enum MessagesBench {
     static func run(flapd: String?, messages: Int, seconds: Double) async throws {
@@ -41,21 +42,28 @@ enum MessagesBench {
                                                     "--trace", trace.path, "--log-level", "warning"], env: [])
         defer { kill(daemon, SIGTERM); var s: Int32 = 0; waitpid(daemon, &s, 0) }
 
-        // Each message changes the top-left module (A, B, A, …), so its first flip starts the transition.
-        var sendToFlip: [Double] = [], ackToFlip: [Double] = []
+        // Each message is one glyph, the next on the drum after the last (A, B, C, …): the top-left
+        // module moves one or two flaps from rest, so the transition's first flip is at its start.
+        // The next message waits until that move has ended: a message that lands mid-flip would
+        // wait (rightly) for the flip in progress to end, which is not the message path's doing.
+        let glyphs = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?+")
+        var sendToFlip: [Double] = [], ackToFlip: [Double] = [], sendToClack: [Double] = []
         var failures = 0
         for i in -3..<messages {
             let sent = MonotonicClock.now()
-            guard await post(port: port, token: alice, content: (i % 2 == 0 ? "A" : "B") + " \(i)") else { failures += 1; continue }
+            guard await post(port: port, token: alice, content: String(glyphs[(i + 3) % glyphs.count])) else { failures += 1; continue }
             let acked = MonotonicClock.now()
-            guard let flip = trace.nextTransitionFirstFlip(timeout: 10) else { failures += 1; continue }
+            guard let (flip, ninety) = trace.nextTransitionFirstFlip(timeout: 10) else { failures += 1; continue }
             if i >= 0 {  // the first three warm up (and wait out the board's first connect)
                 sendToFlip.append(Double(flip - sent) / 1e6)
                 ackToFlip.append(Double(flip - acked) / 1e6)
+                sendToClack.append(Double(ninety - sent) / 1e6)
             }
+            MonotonicClock.sleep(until: flip + 2 * 50_000_000 + 20_000_000)
         }
-        report("POST sent → first flip", sendToFlip, of: messages, failures: failures)
-        report("POST answered → first flip", ackToFlip, of: messages, failures: failures)
+        report("POST sent → first flip starts", sendToFlip, of: messages, failures: failures)
+        report("POST answered → first flip starts", ackToFlip, of: messages, failures: failures)
+        report("POST sent → its 90° event (flip 50 ms)", sendToClack, of: messages, failures: failures)
 
         // Sustained: 8 senders posting back to back for `seconds`.
         let deadline = MonotonicClock.now() + Int64(seconds * 1e9)
@@ -131,8 +139,9 @@ final class TraceTail {
 
     init(path: String) { self.path = path }
 
-    /// The CLOCK_MONOTONIC instant of the first flip of the next transition, polling the file.
-    func nextTransitionFirstFlip(timeout: Double) -> Int64? {
+    /// The CLOCK_MONOTONIC instants at which the first flip of the next transition started
+    /// (its 90° event less its planned offset from the transition's start) and reached 90°.
+    func nextTransitionFirstFlip(timeout: Double) -> (start: Int64, ninety: Int64)? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let handle = FileHandle(forReadingAtPath: path) {
@@ -147,9 +156,9 @@ final class TraceTail {
                 pending = String(pending[pending.index(after: newline)...])
                 guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                       let transition = object["transition"] as? Int, let at = (object["actual_ns"] as? NSNumber)?.int64Value,
-                      transition > lastTransition else { continue }
+                      let offset = object["planned_ms"] as? Double, transition > lastTransition else { continue }
                 lastTransition = transition
-                return at
+                return (at - Int64(offset * 1e6), at)
             }
             usleep(200)
         }
