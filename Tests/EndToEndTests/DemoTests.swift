@@ -25,7 +25,7 @@ import Testing
         let json = try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as! [String: Any]
         #expect(lines.count == json["flip_count"] as! Int)
         let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
-        #expect(Set(first.keys) == ["board", "transition", "row", "col", "flip", "glyph", "planned_ms", "actual_ms", "late_us"])
+        #expect(Set(first.keys) == ["board", "transition", "row", "col", "flip", "glyph", "planned_ms", "actual_ms", "late_us", "actual_ns"])
     }
 
     @Test func postsOverHTTPReachTheBoard() async throws {
