@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "CRealtime"),
         // The clack: synthesis, mixing, and ALSA playback on a thread of its own.
         .target(name: "FlapSound", dependencies: ["FlapCore", "FlapTiming", "CALSA"]),
+        // Serial module buses: flapbus, the open splitflap protocol, salvaged station modules.
+        .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapTiming", "CSerialPort"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
         // The message API client: WebSocket subscription and REST catch-up.
@@ -111,6 +113,7 @@ let package = Package(
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
         .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
+        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial"]),
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
