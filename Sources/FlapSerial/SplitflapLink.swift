@@ -1,0 +1,116 @@
+import FlapTiming
+import Foundation
+import Synchronization
+
+/// Keeps an open splitflap display at the flaps the host wants, the way its protocol asks: one
+/// message in flight, acknowledged by nonce, sent again after `retryMs` without an answer; a
+/// newer wish replaces one not yet sent. Runs on a thread of its own; reports what the display
+/// says of its modules (home errors, counters) in `counters`.
+public final class SplitflapLink: @unchecked Sendable {
+    /// What the link has seen.
+    public struct Counters: Sendable, Equatable {
+        public var sent = 0, retries = 0, acks = 0, crcErrors = 0, malformed = 0, stateReports = 0
+        /// The display's last report of its modules.
+        public var modules: [SplitflapProtocol.ModuleState] = []
+        /// The targets the display last acknowledged.
+        public var acknowledged: [SplitflapProtocol.ModuleTarget] = []
+    }
+
+    private struct Shared {
+        var wanted: [SplitflapProtocol.ModuleTarget]?
+        var counters = Counters()
+        var running = true
+    }
+
+    private let transport: any SerialTransport
+    private let retryNanos: Int64
+    private let log: @Sendable (String) -> Void
+    private let shared = Mutex(Shared())
+    private let changed = NSCondition()
+    private var thread: Thread?
+
+    public init(transport: any SerialTransport, retryMs: Int = SplitflapProtocol.retryMilliseconds,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.transport = transport
+        self.retryNanos = Int64(retryMs) * 1_000_000
+        self.log = log
+    }
+
+    public func start() {
+        let t = Thread { [self] in loop() }
+        t.name = "splitflap"
+        thread = t
+        t.start()
+    }
+
+    /// The full state the display should take (every module's target).
+    public func set(_ targets: [SplitflapProtocol.ModuleTarget]) {
+        shared.withLock { $0.wanted = targets }
+    }
+
+    public var counters: Counters { shared.withLock { $0.counters } }
+
+    /// Waits until the display has acknowledged exactly `targets` (bounded only against a hang).
+    public func waitUntilAcknowledged(_ targets: [SplitflapProtocol.ModuleTarget], timeout: Double = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        changed.lock()
+        defer { changed.unlock() }
+        while counters.acknowledged != targets {
+            if !changed.wait(until: deadline) { return counters.acknowledged == targets }
+        }
+        return true
+    }
+
+    public func stop() {
+        shared.withLock { $0.running = false }
+        while thread?.isFinished == false { usleep(1000) }
+        transport.close()
+    }
+
+    private func loop() {
+        var splitter = FrameSplitter()
+        var nonce: UInt32 = 0
+        var inFlight: (nonce: UInt32, frame: [UInt8], targets: [SplitflapProtocol.ModuleTarget], sentAt: Int64)?
+        do {
+            try transport.write(SplitflapProtocol.enterProtobufMode)
+            while shared.withLock({ $0.running }) {
+                if inFlight == nil, let wanted = shared.withLock({ s in defer { s.wanted = nil }; return s.wanted }) {
+                    nonce &+= 1
+                    let frame = SplitflapProtocol.config(nonce: nonce, modules: wanted)
+                    try transport.write(frame)
+                    inFlight = (nonce, frame, wanted, MonotonicClock.now())
+                    shared.withLock { $0.counters.sent += 1 }
+                }
+                let wait = inFlight.map { max(1, Int(($0.sentAt + retryNanos - MonotonicClock.now()) / 1_000_000)) } ?? 20
+                for stuffed in splitter.take(try transport.read(max: 4096, timeoutMs: wait)) {
+                    do {
+                        switch try SplitflapProtocol.decode(stuffed) {
+                        case .ack(let n) where n == inFlight?.nonce:
+                            let targets = inFlight!.targets
+                            inFlight = nil
+                            shared.withLock { $0.counters.acks += 1; $0.counters.acknowledged = targets }
+                            changed.lock(); changed.broadcast(); changed.unlock()
+                        case .state(let modules, _):
+                            shared.withLock { $0.counters.stateReports += 1; $0.counters.modules = modules }
+                        case .log(let text):
+                            log("splitflap: \(text)")
+                        default:
+                            break
+                        }
+                    } catch .crc {
+                        shared.withLock { $0.counters.crcErrors += 1 }
+                    } catch {
+                        shared.withLock { $0.counters.malformed += 1 }
+                    }
+                }
+                if let f = inFlight, MonotonicClock.now() >= f.sentAt + retryNanos {
+                    try transport.write(f.frame)
+                    inFlight?.sentAt = MonotonicClock.now()
+                    shared.withLock { $0.counters.retries += 1 }
+                }
+            }
+        } catch {
+            log("splitflap: \(error)")
+        }
+    }
+}
