@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "flapd", targets: ["flapd"]),
         .executable(name: "flapbench", targets: ["flapbench"]),
         .executable(name: "flaphub", targets: ["flaphub"]),
+        .executable(name: "flapserial", targets: ["flapserial"]),
         .library(name: "FlapCore", targets: ["FlapCore"]),
     ],
     dependencies: [
@@ -38,6 +39,8 @@ let package = Package(
         .target(name: "FlapSound", dependencies: ["FlapCore", "FlapTiming", "CALSA"]),
         // Serial module buses: flapbus, the open splitflap protocol, salvaged station modules.
         .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapTiming", "CSerialPort"]),
+        // For tests of serial buses: decoders written apart from the encoders, a scripted display.
+        .target(name: "FlapSerialTesting", dependencies: ["FlapSerial"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
         // The message API client: WebSocket subscription and REST catch-up.
@@ -99,6 +102,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "flapserial",
+            dependencies: ["FlapSerial", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
             name: "flapbench",
             dependencies: [
                 "FlapCore", "FlapTiming", "FlapSound",
@@ -113,14 +120,14 @@ let package = Package(
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
         .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
-        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial"]),
+        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub",
+                "flapd", "flaphub", "flapserial", "FlapSerialTesting",
                 // A scripted message API server, for frames a real hub never sends.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -1,73 +1,7 @@
 import Foundation
+import FlapSerialTesting
 import Testing
 @testable import FlapSerial
-
-/// The bytes each protocol writes, read back by decoders written here (not the encoders run
-/// backwards): a byte-at-a-time COBS unstuffer, a bitwise CRC-32, a protobuf field walker.
-enum Independent {
-    /// Splits a stream at 0x00 and unstuffs each frame.
-    static func frames(_ stream: [UInt8]) -> [[UInt8]] {
-        stream.split(separator: 0, omittingEmptySubsequences: true).map { unstuff(Array($0)) }
-    }
-
-    static func unstuff(_ s: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        var remaining = 0
-        var lastCode = 0
-        for b in s {
-            if remaining == 0 {
-                if lastCode != 0 && lastCode != 255 { out.append(0) }
-                lastCode = Int(b)
-                remaining = Int(b) - 1
-            } else {
-                out.append(b)
-                remaining -= 1
-            }
-        }
-        return out
-    }
-
-    static func crc32(_ data: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for b in data {
-            crc ^= UInt32(b)
-            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
-        }
-        return ~crc
-    }
-
-    /// Checks and strips the trailing CRC32-LE.
-    static func body(_ raw: [UInt8]) -> [UInt8]? {
-        guard raw.count >= 4 else { return nil }
-        let body = Array(raw.dropLast(4)), t = Array(raw.suffix(4))
-        let crc = UInt32(t[0]) | UInt32(t[1]) << 8 | UInt32(t[2]) << 16 | UInt32(t[3]) << 24
-        return crc == crc32(body) ? body : nil
-    }
-
-    /// Protobuf fields in order: (number, varint value or bytes).
-    static func fields(_ data: [UInt8]) -> [(Int, UInt64?, [UInt8]?)] {
-        var i = 0
-        var out: [(Int, UInt64?, [UInt8]?)] = []
-        func varint() -> UInt64 {
-            var v: UInt64 = 0, shift: UInt64 = 0
-            while true {
-                let b = data[i]; i += 1
-                v += UInt64(b & 127) << shift
-                if b < 128 { return v }
-                shift += 7
-            }
-        }
-        while i < data.count {
-            let key = varint()
-            if key & 7 == 0 { out.append((Int(key >> 3), varint(), nil)) } else {
-                let n = Int(varint())
-                out.append((Int(key >> 3), nil, Array(data[i..<(i + n)])))
-                i += n
-            }
-        }
-        return out
-    }
-}
 
 @Suite struct ProtocolBytesTests {
     @Test func cobsHasNoZerosAndRoundTrips() {
@@ -186,5 +120,19 @@ enum Independent {
         let body = try #require(Independent.body(Independent.frames(frame)[0]))
         let hex = body.map { String(format: "%02X", $0) }.joined(separator: " ")
         #expect(hex == "01 10 EF BE 01 03 00 11 60 B4 9B 3B 00 00 00 00 78 00")
+    }
+}
+
+@Suite struct IndependentCodecTests {
+    /// The test-side stuffer agrees with the encoder on data of every shape.
+    @Test func bothStuffersAgree() {
+        for length in [0, 1, 253, 254, 255, 600] {
+            let data: [UInt8] = (0..<length).map { (i: Int) -> UInt8 in i % 5 == 0 ? 0 : UInt8(i % 250 + 1) }
+            let noZeros: [UInt8] = (0..<length).map { (i: Int) -> UInt8 in UInt8(i % 250 + 1) }
+            for d in [data, noZeros] {
+                #expect(Independent.stuff(d) == COBS.encode(d), "length \(length)")
+                #expect(Independent.unstuff(Independent.stuff(d)) == d)
+            }
+        }
     }
 }

@@ -1,0 +1,105 @@
+import CSerialPort
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A real serial port through libserialport: name, baud, parity, stop bits and flow control
+/// from the config. (libserialport refuses pseudo-terminals; `TermiosPort` serves those.)
+public final class SerialPortTransport: SerialTransport, Sendable {
+    /// How the line is set.
+    public struct Settings: Sendable, Equatable {
+        public enum Parity: String, Sendable, CaseIterable { case none, even, odd }
+        public enum FlowControl: String, Sendable, CaseIterable { case none, rtscts, xonxoff }
+        public var baud: Int
+        public var parity = Parity.none
+        public var stopBits = 1
+        public var flowControl = FlowControl.none
+        public init(baud: Int, parity: Parity = .none, stopBits: Int = 1, flowControl: FlowControl = .none) {
+            self.baud = baud; self.parity = parity; self.stopBits = stopBits; self.flowControl = flowControl
+        }
+    }
+
+    private let port: Mutex<OpaquePointer?>
+    public let name: String
+
+    public init(name: String, settings: Settings) throws(SerialError) {
+        var p: OpaquePointer?
+        guard sp_get_port_by_name(name, &p) == SP_OK, let p else {
+            throw SerialError("no serial port \(name)\(Self.lastError()) — is the adapter plugged in, and is flapd in the dialout group?")
+        }
+        guard sp_open(p, SP_MODE_READ_WRITE) == SP_OK else {
+            let why = Self.lastError()
+            sp_free_port(p)
+            throw SerialError("cannot open \(name)\(why)")
+        }
+        let parity: sp_parity = switch settings.parity { case .none: SP_PARITY_NONE; case .even: SP_PARITY_EVEN; case .odd: SP_PARITY_ODD }
+        let flow: sp_flowcontrol = switch settings.flowControl {
+        case .none: SP_FLOWCONTROL_NONE
+        case .rtscts: SP_FLOWCONTROL_RTSCTS
+        case .xonxoff: SP_FLOWCONTROL_XONXOFF
+        }
+        let steps: [(String, sp_return)] = [
+            ("baud \(settings.baud)", sp_set_baudrate(p, Int32(settings.baud))),
+            ("8 data bits", sp_set_bits(p, 8)),
+            ("parity \(settings.parity)", sp_set_parity(p, parity)),
+            ("\(settings.stopBits) stop bits", sp_set_stopbits(p, Int32(settings.stopBits))),
+            ("flow control \(settings.flowControl)", sp_set_flowcontrol(p, flow)),
+        ]
+        if let failed = steps.first(where: { $0.1 != SP_OK }) {
+            let why = Self.lastError()
+            sp_close(p)
+            sp_free_port(p)
+            throw SerialError("\(name): cannot set \(failed.0)\(why)")
+        }
+        self.name = name
+        port = Mutex(p)
+    }
+
+    public func write(_ bytes: [UInt8]) throws(SerialError) {
+        try port.withLock { (p: inout OpaquePointer?) throws(SerialError) in
+            guard let p else { throw SerialError("\(name) is closed") }
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes[offset...].withUnsafeBytes { sp_blocking_write(p, $0.baseAddress, $0.count, 1000) }
+                guard n.rawValue >= 0 else { throw SerialError("write to \(name) failed\(Self.lastError())") }
+                offset += Int(n.rawValue)
+                if n.rawValue == 0 { throw SerialError("write to \(name) timed out") }
+            }
+            _ = sp_drain(p)
+        }
+    }
+
+    public func read(max: Int, timeoutMs: Int) throws(SerialError) -> [UInt8] {
+        let p = port.withLock { $0 }
+        guard let p else { throw SerialError("\(name) is closed") }
+        var buffer = [UInt8](repeating: 0, count: max)
+        // One byte with the timeout, then whatever else is already there.
+        let first = buffer.withUnsafeMutableBytes { sp_blocking_read(p, $0.baseAddress, 1, UInt32(timeoutMs)) }
+        guard first.rawValue >= 0 else { throw SerialError("read from \(name) failed\(Self.lastError())") }
+        guard first.rawValue > 0 else { return [] }
+        let more = buffer.withUnsafeMutableBytes { sp_nonblocking_read(p, $0.baseAddress! + 1, max - 1) }
+        return Array(buffer[0..<(1 + Int(Swift.max(0, more.rawValue)))])
+    }
+
+    /// A break condition for `milliseconds` (Omega displays want 50 ms before each message).
+    public func sendBreak(milliseconds: Int) throws(SerialError) {
+        let p = port.withLock { $0 }
+        guard let p, sp_start_break(p) == SP_OK else { throw SerialError("\(name): cannot send a break\(Self.lastError())") }
+        usleep(useconds_t(milliseconds * 1000))
+        _ = sp_end_break(p)
+    }
+
+    public func close() {
+        port.withLock { p in
+            if let q = p { sp_close(q); sp_free_port(q) }
+            p = nil
+        }
+    }
+
+    static func lastError() -> String {
+        guard let message = sp_last_error_message() else { return "" }
+        defer { sp_free_error_message(message) }
+        return ": " + String(cString: message)
+    }
+}
