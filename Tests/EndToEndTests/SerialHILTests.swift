@@ -1,0 +1,67 @@
+import FlapSerialTesting
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libserialport against a real kernel UART: `flapserial` runs inside a QEMU guest (Debian's
+/// kernel, its 16550 driver) on /dev/ttyS1, whose other end is a unix socket here, where a
+/// scripted splitflap display reads the frames (with the independent decoder) and answers.
+@Suite struct SerialHILTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test(.timeLimit(.minutes(10))) func libserialportDrivesADisplayThroughAGuestUART() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-hil-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let probe = URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flapserial").path
+        try """
+            /flapserial --port /dev/ttyS1 --baud 230400 --targets 8,1,0,51 --retry-ms 300 --timeout 120
+            echo FLAPSERIAL-EXIT $?
+            """.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
+        let build = try FlapdProcess([Self.repository.path + "/hardware/sim/build-guest", dir, dir + "/script", probe], executable: "/bin/bash")
+        #expect(await build.waitForExit() == 0, "\(build.stderr)")
+
+        let socket = dir + "/uart1.sock"
+        let qemu = try FlapdProcess([
+            "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none", "-no-reboot", "-monitor", "none",
+            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet",
+            "-serial", "stdio", "-chardev", "socket,id=u1,path=\(socket),server=on,wait=on", "-serial", "chardev:u1",
+        ], executable: "/usr/bin/qemu-system-x86_64")
+        // QEMU waits for us on the socket before it boots the guest.
+        #expect(await qemu.waitUntil { _, _ in FileManager.default.fileExists(atPath: socket) })
+        let fd = try connectUnix(socket)
+        // The first frame goes unanswered (so the retry crosses the UART too); the second is
+        // answered with a module report and the acknowledgement.
+        let display = ScriptedDisplay(descriptor: fd, [.drop, .stateThenAck])
+        defer { display.stop(); close(fd) }
+
+        #expect(await qemu.waitUntil { out, _ in out.contains("FLAPSERIAL-EXIT") }, "\(qemu.stdout)\n\(qemu.stderr)")
+        // The guest's console ends its lines with \r\n.
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        #expect(console.contains("FLAPSERIAL-EXIT 0"), "\(qemu.stdout)")
+        let line = try #require(console.first { $0.hasPrefix("FLAPSERIAL {") })
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("FLAPSERIAL ".count).utf8)) as? [String: Any])
+        #expect(report["acknowledged"] as? Bool == true)
+        #expect((report["retries"] as? Int ?? 0) >= 1)
+        #expect(report["crc_errors"] as? Int == 0)
+        let modules = report["modules"] as? [[String: Any]]
+        #expect(modules?.first?["state"] as? String == "sensorError" && modules?.first?["missed_home"] as? Int == 2)
+        // What crossed the UART, read by the independent decoder: the same frame twice.
+        let frames = display.received.withLock { $0 }
+        #expect(frames.count >= 2 && frames.allSatisfy { $0.flaps == [8, 1, 0, 51] }, "\(frames)")
+        #expect(frames.count >= 2 && frames[0].nonce == frames[1].nonce)
+        _ = await qemu.waitForExit()
+    }
+
+    func connectUnix(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        guard rc == 0 else { throw HarnessError("cannot connect to \(path): \(String(cString: strerror(errno)))") }
+        return fd
+    }
+}
