@@ -117,9 +117,10 @@ public final class MessageAPIClient: Service, Sendable {
             }
             authenticated()
             self.heard()
+            let inbox = try await self.fetchInbox(urls.inbox)
             self.state.withLock { $0.connected = true; $0.connections += 1; $0.lastProblem = nil }
-            self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)"])
-            await self.onEvent(.caughtUp(try await self.fetchInbox(urls.inbox)))
+            self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)", "inbox": "\(inbox.count)"])
+            await self.onEvent(.caughtUp(inbox))
             self.writer.withLock { $0 = outbound }
             defer { self.writer.withLock { $0 = nil } }
             for id in self.unsent.withLock({ ids in defer { ids = [] }; return ids }) { self.reportDisplayed(id) }
@@ -178,7 +179,7 @@ public final class MessageAPIClient: Service, Sendable {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Authorization", value: "Bearer \(config.token)")
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(15))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 8 << 20)
         guard response.status == .ok else {
             throw ClientError.inbox("GET \(url) answered \(response.status.code): \(APIFrame.preview(String(buffer: body)))")
