@@ -4,12 +4,16 @@ import Synchronization
 
 /// Keeps an open splitflap display at the flaps the host wants, the way its protocol asks: one
 /// message in flight, acknowledged by nonce, sent again after `retryMs` without an answer; a
-/// newer wish replaces one not yet sent. Runs on a thread of its own; reports what the display
-/// says of its modules (home errors, counters) in `counters`.
+/// newer wish replaces one not yet sent. When the port fails (a USB adapter unplugged) it is
+/// reopened every second, and the whole wanted state sent again (a resync). Runs on a thread of
+/// its own; reports what the display says of its modules (home errors, counters) in `counters`.
 public final class SplitflapLink: @unchecked Sendable {
     /// What the link has seen.
     public struct Counters: Sendable, Equatable {
         public var sent = 0, retries = 0, acks = 0, crcErrors = 0, malformed = 0, stateReports = 0
+        /// Times the port failed, and times it was reopened and the state sent again.
+        public var disconnects = 0, resyncs = 0
+        public var connected = false
         /// The display's last report of its modules.
         public var modules: [SplitflapProtocol.ModuleState] = []
         /// The targets the display last acknowledged.
@@ -22,16 +26,17 @@ public final class SplitflapLink: @unchecked Sendable {
         var running = true
     }
 
-    private let transport: any SerialTransport
+    private let open: @Sendable () throws(SerialError) -> any SerialTransport
     private let retryNanos: Int64
     private let log: @Sendable (String) -> Void
     private let shared = Mutex(Shared())
     private let changed = NSCondition()
     private var thread: Thread?
 
-    public init(transport: any SerialTransport, retryMs: Int = SplitflapProtocol.retryMilliseconds,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.transport = transport
+    /// `open` opens the port (again after a failure).
+    public init(open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
+                retryMs: Int = SplitflapProtocol.retryMilliseconds, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.open = open
         self.retryNanos = Int64(retryMs) * 1_000_000
         self.log = log
     }
@@ -61,19 +66,69 @@ public final class SplitflapLink: @unchecked Sendable {
         return true
     }
 
+    /// One transport, used once: for a port that is open already (a test's pty).
+    public convenience init(transport: any SerialTransport, retryMs: Int = SplitflapProtocol.retryMilliseconds,
+                            log: @escaping @Sendable (String) -> Void = { _ in }) {
+        let given = Mutex<(any SerialTransport)?>(transport)
+        self.init(open: { () throws(SerialError) -> any SerialTransport in
+            guard let t = given.withLock({ t in defer { t = nil }; return t }) else { throw SerialError("the port is gone") }
+            return t
+        }, retryMs: retryMs, log: log)
+    }
+
     public func stop() {
         shared.withLock { $0.running = false }
         while thread?.isFinished == false { usleep(1000) }
-        transport.close()
     }
 
+    private var running: Bool { shared.withLock { $0.running } }
+
+    /// Opens, serves until the port fails, and again, until stopped.
     private func loop() {
+        var lastProblem = ""
+        var everConnected = false
+        while running {
+            let transport: any SerialTransport
+            do { transport = try open() } catch {
+                if error.description != lastProblem { log("splitflap: \(error)"); lastProblem = error.description }
+                pause(seconds: 1)
+                continue
+            }
+            if everConnected {
+                // Everything the display should show, again: it may have lost power too.
+                shared.withLock { s in
+                    s.counters.resyncs += 1
+                    if s.wanted == nil { s.wanted = s.counters.acknowledged.isEmpty ? nil : s.counters.acknowledged }
+                }
+                log("splitflap: port back; state sent again")
+            }
+            everConnected = true
+            lastProblem = ""
+            shared.withLock { $0.counters.connected = true }
+            do { try serve(transport) } catch {
+                log("splitflap: \(error); reopening every second")
+                shared.withLock { $0.counters.disconnects += 1 }
+            }
+            shared.withLock { $0.counters.connected = false }
+            transport.close()
+            if running { pause(seconds: 1) }
+        }
+    }
+
+    private func pause(seconds: Double) {
+        let end = MonotonicClock.now() + Int64(seconds * 1e9)
+        while running, MonotonicClock.now() < end { usleep(20_000) }
+    }
+
+    private func serve(_ transport: any SerialTransport) throws(SerialError) {
         var splitter = FrameSplitter()
         var nonce: UInt32 = 0
         var inFlight: (nonce: UInt32, frame: [UInt8], targets: [SplitflapProtocol.ModuleTarget], sentAt: Int64)?
+        // A frame in flight when the port fails goes again after the reopen (unless a newer wish waits).
+        defer { if let f = inFlight { shared.withLock { s in if s.wanted == nil { s.wanted = f.targets } } } }
         do {
             try transport.write(SplitflapProtocol.enterProtobufMode)
-            while shared.withLock({ $0.running }) {
+            while running {
                 if inFlight == nil, let wanted = shared.withLock({ s in defer { s.wanted = nil }; return s.wanted }) {
                     nonce &+= 1
                     let frame = SplitflapProtocol.config(nonce: nonce, modules: wanted)
@@ -109,8 +164,6 @@ public final class SplitflapLink: @unchecked Sendable {
                     shared.withLock { $0.counters.retries += 1 }
                 }
             }
-        } catch {
-            log("splitflap: \(error)")
         }
     }
 }

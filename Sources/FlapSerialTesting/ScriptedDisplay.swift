@@ -49,6 +49,13 @@ public final class ScriptedDisplay: @unchecked Sendable {
     /// Stops answering.
     public func stop() { running.store(false, ordering: .relaxed) }
 
+    /// Closes the display's end, as an unplugged adapter would.
+    public func hangUp() {
+        running.store(false, ordering: .relaxed)
+        while thread?.isFinished == false { usleep(1000) }
+        close(peer)
+    }
+
     deinit { running.store(false, ordering: .relaxed) }
 
     private func reply(_ message: [UInt8], corrupt: Bool = false) {

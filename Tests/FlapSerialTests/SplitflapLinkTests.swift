@@ -48,4 +48,24 @@ import Testing
         #expect(link.counters.modules.first?.state == .sensorError && link.counters.modules.first?.missedHome == 2)
         #expect(link.counters.retries == 0)
     }
+
+    @Test func aVanishedPortIsReopenedAndTheWholeStateSentAgain() throws {
+        let first = try ScriptedDisplay([.ack])
+        let second = try ScriptedDisplay([.ack])
+        let ports = Mutex<[ScriptedDisplay]>([first, second])
+        let link = SplitflapLink(open: { () throws(SerialError) -> any SerialTransport in
+            guard let d = ports.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw SerialError("no such port") }
+            return d.host!
+        }, retryMs: 30)
+        link.start()
+        defer { link.stop() }
+        link.set(targets([4, 5]))
+        #expect(link.waitUntilAcknowledged(targets([4, 5])))
+        first.hangUp()
+        // The second port takes over: it is sent the whole state without a new wish.
+        while second.received.withLock({ $0.isEmpty }) { usleep(1000) }
+        #expect(second.received.withLock { $0.first?.flaps } == [4, 5])
+        let c = link.counters
+        #expect(c.disconnects == 1 && c.resyncs == 1, "\(c)")
+    }
 }
