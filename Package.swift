@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet",
+                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -44,3 +44,13 @@ public protocol ModuleDriver: AnyObject, Sendable {
 public protocol ClackSink: AnyObject, Sendable {
     func schedule(board: Int, clacks: [Int64], since: Int64)
 }
+
+/// An output that must know each module's move ahead of time — a serial bus whose displays or
+/// controllers move modules themselves, sent each module's target at its cascade instant.
+///
+/// Called from the thread that gave the conductor a new target, right after planning: `moves`
+/// are the board's new moves, their `start` counted from `transitionStart` (monotonic ns); they
+/// replace whatever the sink held for that board.
+public protocol MovePlanSink: AnyObject, Sendable {
+    func planned(board: Int, moves: [ModuleMove], transitionStart: Int64)
+}

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapNet
+import FlapSerial
 import FlapSound
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
@@ -58,6 +59,16 @@ public struct LocalAPIConfig: Sendable {
 public enum OutputKind: String, Sendable, CaseIterable {
     /// The virtual board on stdout.
     case virtual
+    /// An open splitflap display (scottbez1/splitflap) on a serial port.
+    case splitflap
+}
+
+/// A serial port and how its line is set.
+public struct SerialConfig: Sendable, Equatable {
+    public var port: String
+    public var settings: SerialPortTransport.Settings
+    /// Milliseconds before an unanswered frame is sent again.
+    public var retryMs: Int
 }
 
 /// One board.
@@ -67,6 +78,8 @@ public struct BoardConfig: Sendable {
     public var cols = 22
     public var drum = Drum.standard
     public var output = OutputKind.virtual
+    /// The port of a serial output.
+    public var serial: SerialConfig?
     public var motion = Motion.forward
     public var timing = FlipTiming()
     public var layout = Layout()

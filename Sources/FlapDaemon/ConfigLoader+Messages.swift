@@ -1,5 +1,6 @@
 import FlapCore
 import FlapNet
+import FlapSerial
 import Yams
 
 extension ConfigLoader {
@@ -102,5 +103,23 @@ extension ConfigLoader {
             return nil
         }
         return pair[0]..<(pair[1] + 1)
+    }
+
+    /// `serial: {port, baud, parity, stop_bits, flow_control, retry_ms}` of a serial output.
+    static func serial(_ node: ConfigNode, defaultBaud: Int, defaultRetry: Int) -> SerialConfig? {
+        let port = node.string("port")
+        if port == nil { node.issues.add(node.sub("port"), node.node, "missing (the serial port, e.g. /dev/ttyUSB0)") }
+        let bauds = [1200, 2400, 4800, 9600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800]
+        let baud = node.int("baud", default: defaultBaud, in: 1200...460_800)
+        if !bauds.contains(baud) {
+            node.issues.add(node.sub("baud"), node.value("baud"), "\(baud) is not one of \(bauds.map(String.init).joined(separator: ", "))")
+        }
+        let parity = node.choice("parity", default: SerialPortTransport.Settings.Parity.none)
+        let stopBits = node.int("stop_bits", default: 1, in: 1...2)
+        let flow = node.choice("flow_control", default: SerialPortTransport.Settings.FlowControl.none)
+        let retry = node.int("retry_ms", default: defaultRetry, in: 10...10_000)
+        node.rejectUnknownKeys()
+        guard let port else { return nil }
+        return SerialConfig(port: port, settings: .init(baud: baud, parity: parity, stopBits: stopBits, flowControl: flow), retryMs: retry)
     }
 }

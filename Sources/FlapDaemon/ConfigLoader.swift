@@ -1,4 +1,5 @@
 import FlapCore
+import FlapSerial
 import FlapSound
 import Foundation
 import Yams
@@ -166,6 +167,12 @@ public enum ConfigLoader {
         b.output = node.choice("output", default: OutputKind.virtual)
         b.motion = node.choice("motion", default: defaults.motion)
         b.timing = timing(node.child("timing"), default: defaults.timing)
+        if b.output == .splitflap {
+            b.drum = .splitflap52
+            b.serial = serial(node.child("serial"), defaultBaud: SplitflapProtocol.baud, defaultRetry: SplitflapProtocol.retryMilliseconds)
+        } else if node.value("serial") != nil {
+            node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (output: splitflap) has a serial port")
+        }
         if let spec = node.string("drum") {
             do { b.drum = try Drum.named[spec] ?? Drum(spec: spec) } catch {
                 node.issues.add(node.sub("drum"), node.value("drum"),

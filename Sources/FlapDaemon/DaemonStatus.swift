@@ -1,5 +1,6 @@
 import FlapCore
 import FlapNet
+import FlapSerial
 import FlapSound
 import FlapTerminal
 import FlapTiming
@@ -14,10 +15,12 @@ public struct DaemonStatus: Sendable {
     let wall: Wall
     let sound: ClackPlayer?
     let messages: (client: MessageAPIClient, mailroom: Mailroom)?
+    let splitflaps: [SplitflapDriver]
     let started: Int64
 
     public init(wall: Wall, sound: ClackPlayer?, messages: (client: MessageAPIClient, mailroom: Mailroom)? = nil,
-                started: Int64 = MonotonicClock.now()) {
+                splitflaps: [SplitflapDriver] = [], started: Int64 = MonotonicClock.now()) {
+        self.splitflaps = splitflaps
         self.wall = wall
         self.sound = sound
         self.messages = messages
@@ -45,8 +48,7 @@ public struct DaemonStatus: Sendable {
                         "moving": wall.conductor.isMoving(board: i),
                         "shows": PlainFrame.rows(frame),
                         "target": wall.target(board: i).codes,
-                        // Virtual modules cannot fail; hardware outputs will report their own.
-                        "modules": ["ok": b.rows * b.cols, "faulty": 0]]
+                        "modules": modules(board: i)] as [String: Any]
             },
             "conductor": ["flips": l.count, "lateness_p50_us": l.p50Micros, "lateness_p99_us": l.p99Micros,
                           "lateness_max_us": l.maxMicros, "early": l.early],
@@ -59,6 +61,18 @@ public struct DaemonStatus: Sendable {
                                "remaps": s.remaps, "open_failures": s.openFailures]
         }
         return report
+    }
+
+    /// Module health: a splitflap display's own report, else (virtual) all fine.
+    func modules(board: Int) -> [String: Any] {
+        let b = wall.config.boards[board]
+        guard let d = splitflaps.first(where: { $0.board == board }) else { return ["ok": b.rows * b.cols, "faulty": 0] }
+        let c = d.link.counters
+        let faulty = c.modules.filter { $0.state != .normal }.count
+        return ["ok": c.modules.isEmpty ? b.rows * b.cols : c.modules.count - faulty, "faulty": faulty,
+                "serial": ["connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks, "crc_errors": c.crcErrors,
+                           "malformed": c.malformed, "disconnects": c.disconnects, "resyncs": c.resyncs],
+                "reported": c.modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] }]
     }
 
     public func prometheus() -> String {

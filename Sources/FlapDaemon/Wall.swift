@@ -28,7 +28,8 @@ public final class Wall: Sendable {
     /// Called after every accepted message (the state keeper saves then).
     private let accepted: @Sendable () -> Void
 
-    public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], logger: Logger,
+    public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [],
+                planSinks: [any MovePlanSink] = [], logger: Logger,
                 accepted: @escaping @Sendable () -> Void = {}) {
         self.current = Mutex(config)
         self.logger = logger
@@ -37,7 +38,7 @@ public final class Wall: Sendable {
             boards: config.boards.map {
                 Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion)
             },
-            drivers: drivers, clackSinks: clackSinks)
+            drivers: drivers, clackSinks: clackSinks, planSinks: planSinks)
         targets = Mutex(config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) })
         reported = Mutex(Array(repeating: [], count: config.boards.count))
     }

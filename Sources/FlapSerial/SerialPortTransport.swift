@@ -103,3 +103,17 @@ public final class SerialPortTransport: SerialTransport, Sendable {
         return ": " + String(cString: message)
     }
 }
+
+extension SerialPortTransport {
+    /// Opens a port through libserialport; a device libserialport refuses but termios can drive
+    /// (a pseudo-terminal, say) is opened through `TermiosPort` instead, with a note saying so.
+    public static func open(_ name: String, settings: Settings) throws(SerialError) -> (transport: any SerialTransport, note: String?) {
+        do {
+            return (try SerialPortTransport(name: name, settings: settings), nil)
+        } catch {
+            guard settings.parity == .none, settings.stopBits == 1, settings.flowControl == .none,
+                  let termios = try? TermiosPort(path: name, baud: settings.baud) else { throw error }
+            return (termios, "\(name): libserialport cannot drive it (\(error)); using plain termios")
+        }
+    }
+}

@@ -37,6 +37,28 @@ public final class ScriptedDisplay: @unchecked Sendable {
         thread?.start()
     }
 
+    /// A display on the controlling side of a new pseudo-terminal pair, for another process to
+    /// open as a serial device at `devicePath`.
+    public init(device script: [Answer]) throws {
+        var master: Int32 = 0, slave: Int32 = 0
+        guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SerialError("openpty failed") }
+        var t = termios()
+        tcgetattr(slave, &t)
+        cfmakeraw(&t)
+        tcsetattr(slave, TCSANOW, &t)
+        devicePath = String(cString: ttyname(slave))
+        keptOpen = slave  // so the master does not read EIO before the other process opens it
+        host = nil
+        peer = master
+        self.script = script
+        thread = Thread { [self] in serve() }
+        thread?.start()
+    }
+
+    /// The device another process opens (with `init(device:)`).
+    public private(set) var devicePath: String?
+    private var keptOpen: Int32 = -1
+
     /// A display answering on an open descriptor (a socket to an emulated UART, say).
     public init(descriptor: Int32, _ script: [Answer]) {
         host = nil

@@ -36,6 +36,7 @@ public final class Conductor: Sendable {
     private let state: Mutex<ConductorState>
     private let drivers: [any ModuleDriver]
     private let clackSinks: [any ClackSink]
+    private let planSinks: [any MovePlanSink]
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
     /// The PM QoS request held while the conductor runs (-1: none).
@@ -48,7 +49,8 @@ public final class Conductor: Sendable {
 
     /// A conductor for these boards (indexed in this order), all blank at first, firing to these
     /// drivers. Call `start` to begin.
-    public init(boards: [Board], drivers: [any ModuleDriver], clackSinks: [any ClackSink] = []) {
+    public init(boards: [Board], drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], planSinks: [any MovePlanSink] = []) {
+        self.planSinks = planSinks
         self.drivers = drivers
         self.clackSinks = clackSinks
         self.state = Mutex(ConductorState(tracks: boards.map { Track(board: $0) }))
@@ -141,6 +143,7 @@ public final class Conductor: Sendable {
             }
             for sink in clackSinks { sink.schedule(board: board, clacks: clacks, since: transition.start) }
         }
+        for sink in planSinks { sink.planned(board: board, moves: transition.plan.moves, transitionStart: transition.start) }
         if nothingMoves {
             for d in drivers { d.settled(board: board, transition: transition.number, frame: frame) }
         }

@@ -58,7 +58,7 @@ import Testing
 
         // The silent server is given up and a third connection made.
         #expect(await board.waitForLog("silent for"), "\(board.stderr)")
-        #expect(await board.waitUntil { _, _ in api.connections.withLock { $0 } >= 3 })
+        #expect(await eventually { api.connections.withLock { $0 } >= 3 })
         // The message at 48 h flips off; the good ones were shown and reported once each.
         #expect(await board.waitForFrame { words($0) == ["AFTER RECONNECT"] && $0[4].contains("AFTER") }, "\(board.stdout)\n\(board.stderr)")
         #expect(api.count(#""messageID":"g1""#) == 1)

@@ -123,3 +123,14 @@ extension FlapdProcess {
 func words(_ frame: [String]) -> [String] {
     frame.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }
+
+/// Polls a condition that no process output signals (a file appearing, a peer's state) until it
+/// holds; bounded only against a hang.
+func eventually(_ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(120)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

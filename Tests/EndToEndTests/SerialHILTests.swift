@@ -30,7 +30,7 @@ import Glibc
             "-serial", "stdio", "-chardev", "socket,id=u1,path=\(socket),server=on,wait=on", "-serial", "chardev:u1",
         ], executable: "/usr/bin/qemu-system-x86_64")
         // QEMU waits for us on the socket before it boots the guest.
-        #expect(await qemu.waitUntil { _, _ in FileManager.default.fileExists(atPath: socket) })
+        #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
         let fd = try connectUnix(socket)
         // The first frame goes unanswered (so the retry crosses the UART too); the second is
         // answered with a module report and the acknowledgement.

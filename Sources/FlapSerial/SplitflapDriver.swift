@@ -1,0 +1,75 @@
+import FlapCore
+import FlapTiming
+import Foundation
+
+/// One board whose modules are an open splitflap display: each module's target flap is sent at
+/// that module's cascade instant (the protocol sends every module's target each time, so
+/// modules due together go in one frame), through a `SplitflapLink`.
+public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
+    public let board: Int
+    public let link: SplitflapLink
+    private let lock = NSCondition()
+    private var targets: [UInt8]
+    /// (instant, module, flap), soonest last.
+    private var due: [(at: Int64, module: Int, flap: UInt8)] = []
+    private let cols: Int
+    private var running = true
+    private var thread: Thread?
+
+    public init(board: Int, rows: Int, cols: Int, link: SplitflapLink) {
+        self.board = board
+        self.cols = cols
+        self.link = link
+        targets = Array(repeating: 0, count: rows * cols)
+    }
+
+    /// Starts with each module at `positions` (row-major drum indices, a restored state), which
+    /// the display is sent at once.
+    public func start(positions: [UInt8]?) {
+        lock.lock()
+        if let positions, positions.count == targets.count { targets = positions }
+        let all = targets
+        lock.unlock()
+        link.set(all.map { SplitflapProtocol.ModuleTarget(flap: $0) })
+        link.start()
+        let t = Thread { [self] in loop() }
+        t.name = "splitflap-cascade"
+        thread = t
+        t.start()
+    }
+
+    public func stop() {
+        lock.lock(); running = false; lock.broadcast(); lock.unlock()
+        while thread?.isFinished == false { usleep(1000) }
+        link.stop()
+    }
+
+    public func planned(board: Int, moves: [ModuleMove], transitionStart: Int64) {
+        guard board == self.board else { return }
+        lock.lock()
+        let moving = Set(moves.map { Int($0.row) * cols + Int($0.col) })
+        due.removeAll { moving.contains($0.module) }
+        due += moves.map { (transitionStart + $0.start, Int($0.row) * cols + Int($0.col), $0.to) }
+        due.sort { $0.at > $1.at }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    private func loop() {
+        lock.lock()
+        defer { lock.unlock() }
+        while running {
+            guard let next = due.last else { lock.wait(); continue }
+            let now = MonotonicClock.now()
+            if next.at > now {
+                lock.wait(until: Date().addingTimeInterval(Double(next.at - now) / 1e9))
+                continue
+            }
+            while let d = due.last, d.at <= MonotonicClock.now() {
+                targets[d.module] = d.flap
+                due.removeLast()
+            }
+            link.set(targets.map { SplitflapProtocol.ModuleTarget(flap: $0) })
+        }
+    }
+}
