@@ -108,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "flapbench",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapSound",
+                "FlapCore", "FlapTiming", "FlapSound", "FlapSerial",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

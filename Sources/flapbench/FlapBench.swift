@@ -10,7 +10,7 @@ struct FlapBench: AsyncParsableCommand {
         commandName: "flapbench",
         abstract: "Benchmarks: planner time, conductor lateness against a Task.sleep baseline (and cyclictest), flapd demo CPU and RSS, the message path through flaphub.")
 
-    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages.")
+    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages, serial.")
     var only: String = "all"
     @Option(help: "Seconds of full-board animation for each scheduler.")
     var seconds: Double = 10
@@ -27,6 +27,7 @@ struct FlapBench: AsyncParsableCommand {
 
     func run() async throws {
         if only == "all" || only == "planner" { PlannerBench.run() }
+        if only == "all" || only == "serial" { SerialBench.run() }
         if only == "all" || only == "conductor" { await ConductorBench.run(seconds: seconds, loads: load) }
         if only == "all" || only == "sound" { SoundBench.run(device: soundDevice) }
         if only == "all" || only == "service" { try await ServiceBench.run(flapd: flapd) }
