@@ -61,6 +61,8 @@ public enum OutputKind: String, Sendable, CaseIterable {
     case virtual
     /// An open splitflap display (scottbez1/splitflap) on a serial port.
     case splitflap
+    /// flapbus module controllers on a serial port (hardware/flapbus.md).
+    case flapbus
 }
 
 /// A serial port and how its line is set.

@@ -167,11 +167,16 @@ public enum ConfigLoader {
         b.output = node.choice("output", default: OutputKind.virtual)
         b.motion = node.choice("motion", default: defaults.motion)
         b.timing = timing(node.child("timing"), default: defaults.timing)
-        if b.output == .splitflap {
+        switch b.output {
+        case .splitflap:
             b.drum = .splitflap52
             b.serial = serial(node.child("serial"), defaultBaud: SplitflapProtocol.baud, defaultRetry: SplitflapProtocol.retryMilliseconds)
-        } else if node.value("serial") != nil {
-            node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (output: splitflap) has a serial port")
+        case .flapbus:
+            b.serial = serial(node.child("serial"), defaultBaud: 115_200, defaultRetry: 100)
+        case .virtual:
+            if node.value("serial") != nil {
+                node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (splitflap, flapbus) has a serial port")
+            }
         }
         if let spec = node.string("drum") {
             do { b.drum = try Drum.named[spec] ?? Drum(spec: spec) } catch {

@@ -58,10 +58,10 @@ public struct Daemon: Sendable {
         let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) }) }
         if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
         let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger) }
-        let splitflaps = splitflapDrivers()
+        let serial = SerialOutputs(config: config, logger: logger)
         let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
         let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
-        let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: splitflaps, logger: logger,
+        let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks, logger: logger,
                         accepted: { keeper?.changed() })
         if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal) }
         let rt = config.realtime
@@ -74,7 +74,7 @@ public struct Daemon: Sendable {
             logger.warning("\(warning)")
         }
         keeper?.start(wall)
-        for d in splitflaps { d.start(positions: config.boards[d.board].drum.indices(of: wall.conductor.frame(board: d.board))) }
+        serial.start { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
             wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,
@@ -89,7 +89,7 @@ public struct Daemon: Sendable {
             mailroom?.stop()
             finish(wall)
             wall.conductor.stop()
-            for d in splitflaps { d.stop() }
+            serial.stop()
             keeper?.stop()
             sound?.stop()
             virtual.finish()
@@ -114,7 +114,7 @@ public struct Daemon: Sendable {
         let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
         let app = Application(
             router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } },
-                                                                               splitflaps: splitflaps)),
+                                                                               serial: serial)),
             configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? api.port
@@ -135,22 +135,6 @@ public struct Daemon: Sendable {
 }
 
 extension Daemon {
-    /// A driver for each board that is an open splitflap display; its port is (re)opened by
-    /// its link, every second while it is missing.
-    func splitflapDrivers() -> [SplitflapDriver] {
-        config.boards.enumerated().compactMap { i, b in
-            guard b.output == .splitflap, let serial = b.serial else { return nil }
-            let logger = self.logger
-            let link = SplitflapLink(open: { () throws(SerialError) -> any SerialTransport in
-                let (transport, note) = try SerialPortTransport.open(serial.port, settings: serial.settings)
-                if let note { logger.notice("\(note)") }
-                logger.info("serial port open", metadata: ["board": "\(b.id)", "port": "\(serial.port)", "baud": "\(serial.settings.baud)"])
-                return transport
-            }, retryMs: serial.retryMs, log: { logger.warning("board '\(b.id)': \($0)") })
-            return SplitflapDriver(board: i, rows: b.rows, cols: b.cols, link: link)
-        }
-    }
-
     /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
     /// running, and be ready again. A config with problems is refused whole and logged; the
     /// running one stays. Messages are never lost: every board keeps its target.

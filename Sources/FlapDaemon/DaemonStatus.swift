@@ -15,12 +15,12 @@ public struct DaemonStatus: Sendable {
     let wall: Wall
     let sound: ClackPlayer?
     let messages: (client: MessageAPIClient, mailroom: Mailroom)?
-    let splitflaps: [SplitflapDriver]
+    let serial: SerialOutputs
     let started: Int64
 
     public init(wall: Wall, sound: ClackPlayer?, messages: (client: MessageAPIClient, mailroom: Mailroom)? = nil,
-                splitflaps: [SplitflapDriver] = [], started: Int64 = MonotonicClock.now()) {
-        self.splitflaps = splitflaps
+                serial: SerialOutputs = SerialOutputs(), started: Int64 = MonotonicClock.now()) {
+        self.serial = serial
         self.wall = wall
         self.sound = sound
         self.messages = messages
@@ -63,16 +63,19 @@ public struct DaemonStatus: Sendable {
         return report
     }
 
-    /// Module health: a splitflap display's own report, else (virtual) all fine.
+    /// Module health: a splitflap display's own report and its link, a flapbus link, else (virtual) all fine.
     func modules(board: Int) -> [String: Any] {
         let b = wall.config.boards[board]
-        guard let d = splitflaps.first(where: { $0.board == board }) else { return ["ok": b.rows * b.cols, "faulty": 0] }
-        let c = d.link.counters
-        let faulty = c.modules.filter { $0.state != .normal }.count
-        return ["ok": c.modules.isEmpty ? b.rows * b.cols : c.modules.count - faulty, "faulty": faulty,
-                "serial": ["connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks, "crc_errors": c.crcErrors,
-                           "malformed": c.malformed, "disconnects": c.disconnects, "resyncs": c.resyncs],
-                "reported": c.modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] }]
+        var report: [String: Any] = ["ok": b.rows * b.cols, "faulty": 0]
+        if let link = serial.report(board: board) { report["serial"] = link }
+        if let d = serial.splitflaps.first(where: { $0.board == board }), !d.link.counters.modules.isEmpty {
+            let modules = d.link.counters.modules
+            let faulty = modules.filter { $0.state != .normal }.count
+            report["ok"] = modules.count - faulty
+            report["faulty"] = faulty
+            report["reported"] = modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] }
+        }
+        return report
     }
 
     public func prometheus() -> String {

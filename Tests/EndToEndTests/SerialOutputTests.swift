@@ -56,3 +56,64 @@ import Testing
         #expect(await flapd.waitForExit() == 0)
     }
 }
+
+/// flapd driving flapbus controllers (a scripted one on a pty): HELLO and SYNC first, then every
+/// module's move as `flapd plan` has it — module, target flap, start instant, flip — at once.
+@Suite struct FlapbusOutputTests {
+    @Test func movesGoOutAsPlanned() async throws {
+        // HELLO answered, SYNC answered, the first MOVE's answer lost once (it is sent again).
+        let controller = try ScriptedController(modules: 8, [.answer, .answer, .drop])
+        defer { controller.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-flapbus-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/flapd.yaml"
+        try """
+            local_api: { port: 0 }
+            sound: { enabled: false }
+            boards:
+              - id: wall
+                rows: 2
+                cols: 4
+                output: flapbus
+                serial: { port: \(controller.devicePath), baud: 115200, retry_ms: 40 }
+                timing: { flip_ms: 80 }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let plan = try FlapdProcess(["plan", "--to", "HI YOU", "--config", config])
+        #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
+        let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
+        let drum = Array(" ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?+")
+
+        let flapd = try FlapdProcess(["run", "--config", config, "--plain", "--no-sound"])
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        #expect(await eventually { controller.received.withLock { $0.count >= 2 } })
+        #expect(controller.received.withLock { $0.prefix(2).map(\.type) } == [0x01, 0x02], "HELLO, then SYNC")
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"HI YOU"}"#.utf8)).status == 201)
+        #expect(await eventually { controller.moves.count == planned.count }, "\(controller.moves)")
+        let moves = controller.moves
+        // The same transition start for every module: start_micros − the plan's offset.
+        let t0 = Set(moves.map { m -> UInt64 in
+            let p = planned.first { ($0["row"] as! Int) * 4 + ($0["col"] as! Int) == m.module }!
+            return m.startMicros - UInt64((p["start_ms"] as! Double) * 1000)
+        })
+        #expect(t0.count == 1, "\(moves)")
+        for p in planned {
+            let module = (p["row"] as! Int) * 4 + (p["col"] as! Int)
+            let m = try #require(moves.first { $0.module == module })
+            #expect(m.flap == drum.firstIndex(of: Character(p["to"] as! String)), "module \(module)")
+            #expect(m.flipMs == 80)
+        }
+        // The lost answer was made up for by sending the frame again, unchanged; status counts it.
+        #expect(await eventually { controller.received.withLock { $0.filter { $0.type == 0x10 }.count } >= 2 })
+        let sentTwice = controller.received.withLock { $0.filter { $0.type == 0x10 } }
+        #expect(sentTwice[0] == sentTwice[1])
+        var serial: [String: Any]?
+        for _ in 0..<1000 where (serial?["retries"] as? Int ?? 0) < 1 {  // the counter follows the write
+            let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
+            serial = ((report?["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any])?["serial"] as? [String: Any]
+        }
+        #expect((serial?["retries"] as? Int ?? 0) >= 1 && serial?["controller_modules"] as? Int == 8, "\(String(describing: serial))")
+        flapd.terminate()
+        #expect(await flapd.waitForExit() == 0)
+    }
+}

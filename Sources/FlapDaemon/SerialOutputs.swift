@@ -1,0 +1,65 @@
+import FlapCore
+import FlapSerial
+import Logging
+
+/// The boards whose modules hang off a serial bus: an open splitflap display, or flapbus
+/// controllers. Each port is opened (again, every second while missing) by its link.
+public struct SerialOutputs: Sendable {
+    public var splitflaps: [SplitflapDriver] = []
+    public var flapbuses: [FlapbusDriver] = []
+
+    /// No serial boards.
+    public init() {}
+
+    init(config: FlapdConfig, logger: Logger) {
+        for (i, b) in config.boards.enumerated() {
+            guard let serial = b.serial else { continue }
+            let open: @Sendable () throws(SerialError) -> any SerialTransport = { () throws(SerialError) -> any SerialTransport in
+                let (transport, note) = try SerialPortTransport.open(serial.port, settings: serial.settings)
+                if let note { logger.notice("\(note)") }
+                logger.info("serial port open", metadata: ["board": "\(b.id)", "port": "\(serial.port)", "baud": "\(serial.settings.baud)"])
+                return transport
+            }
+            let log: @Sendable (String) -> Void = { logger.warning("board '\(b.id)': \($0)") }
+            switch b.output {
+            case .splitflap:
+                splitflaps.append(SplitflapDriver(board: i, rows: b.rows, cols: b.cols,
+                                                  link: SplitflapLink(open: open, retryMs: serial.retryMs, log: log)))
+            case .flapbus:
+                flapbuses.append(FlapbusDriver(board: i, cols: b.cols, flipMs: Int(b.timing.flip / 1_000_000),
+                                               link: FlapbusLink(open: open, retryMs: serial.retryMs, log: log)))
+            case .virtual:
+                break
+            }
+        }
+    }
+
+    var sinks: [any MovePlanSink] { splitflaps + flapbuses }
+
+    /// Starts every link; a splitflap display is first sent where its modules are (`positions`).
+    func start(positions: (Int) -> [UInt8]?) {
+        for d in splitflaps { d.start(positions: positions(d.board)) }
+        for d in flapbuses { d.link.start() }
+    }
+
+    func stop() {
+        for d in splitflaps { d.stop() }
+        for d in flapbuses { d.link.stop() }
+    }
+
+    /// What `/status` says of a board's bus, if it has one.
+    func report(board: Int) -> [String: Any]? {
+        if let d = splitflaps.first(where: { $0.board == board }) {
+            let c = d.link.counters
+            return ["protocol": "splitflap", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
+                    "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects, "resyncs": c.resyncs]
+        }
+        if let d = flapbuses.first(where: { $0.board == board }) {
+            let c = d.link.counters
+            return ["protocol": "flapbus", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
+                    "refused": c.refused, "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects,
+                    "resyncs": c.resyncs, "controller_modules": c.modules ?? -1]
+        }
+        return nil
+    }
+}

@@ -1,0 +1,178 @@
+import FlapTiming
+import Foundation
+import Synchronization
+
+/// Talks flapbus to module controllers (`hardware/flapbus.md`): up to 8 frames in flight, each
+/// acknowledged by nonce and sent again, unchanged, after `retryMs` without an answer; HELLO
+/// and SYNC on every (re)open, SYNC again every 10 s; a failed port reopened every second and the
+/// last MOVE of every module sent again from now (a resync).
+public final class FlapbusLink: @unchecked Sendable {
+    public struct Counters: Sendable, Equatable {
+        public var sent = 0, retries = 0, acks = 0, refused = 0, crcErrors = 0, malformed = 0
+        public var disconnects = 0, resyncs = 0
+        public var connected = false
+        /// What the controller said in INFO: module count, LED or not.
+        public var modules: Int?
+        public var led: Bool?
+    }
+
+    public static let window = 8
+    private struct Pending { var nonce: UInt16; var frame: [UInt8]; var sentAt: Int64 }
+    private struct Shared {
+        var outbox: [(UInt16) -> [UInt8]] = []
+        var lastMoves: [UInt16: Flapbus.Move] = [:]
+        var counters = Counters()
+        var running = true
+    }
+
+    private let open: @Sendable () throws(SerialError) -> any SerialTransport
+    private let retryNanos: Int64
+    private let log: @Sendable (String) -> Void
+    private let shared = Mutex(Shared())
+    private let changed = NSCondition()
+    private var thread: Thread?
+
+    public init(open: @escaping @Sendable () throws(SerialError) -> any SerialTransport, retryMs: Int = 100,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.open = open
+        self.retryNanos = Int64(retryMs) * 1_000_000
+        self.log = log
+    }
+
+    public var counters: Counters { shared.withLock { $0.counters } }
+
+    public func start() {
+        let t = Thread { [self] in loop() }
+        t.name = "flapbus"
+        thread = t
+        t.start()
+    }
+
+    public func stop() {
+        shared.withLock { $0.running = false }
+        while thread?.isFinished == false { usleep(1000) }
+    }
+
+    /// Queues moves (≤ 255 a frame); remembered for a resync.
+    public func move(_ moves: [Flapbus.Move]) {
+        shared.withLock { s in
+            for m in moves { s.lastMoves[m.module] = m }
+            for chunk in stride(from: 0, to: moves.count, by: 255) {
+                let part = Array(moves[chunk..<min(moves.count, chunk + 255)])
+                s.outbox.append { Flapbus.move(nonce: $0, part) }
+            }
+        }
+    }
+
+    /// Waits until every frame queued so far has been acknowledged (bounded only against a hang).
+    public func waitUntilIdle(timeout: Double = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        changed.lock()
+        defer { changed.unlock() }
+        while !idle { if !changed.wait(until: deadline) { return idle } }
+        return true
+    }
+
+    private var idle: Bool { shared.withLock { $0.outbox.isEmpty } && inFlightCount.withLock { $0 } == 0 }
+    private let inFlightCount = Mutex(0)
+    private var running: Bool { shared.withLock { $0.running } }
+
+    private func loop() {
+        var everConnected = false
+        var lastProblem = ""
+        while running {
+            let transport: any SerialTransport
+            do { transport = try open() } catch {
+                if error.description != lastProblem { log("flapbus: \(error)"); lastProblem = error.description }
+                pause(seconds: 1)
+                continue
+            }
+            lastProblem = ""
+            shared.withLock { s in
+                // Every (re)open: who is there, what time it is; after a failure, every module's last move again, from now.
+                var first: [(UInt16) -> [UInt8]] = [{ Flapbus.hello(nonce: $0) }, { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) }]
+                if everConnected {
+                    s.counters.resyncs += 1
+                    let now = UInt64(MonotonicClock.now() / 1000)
+                    let again = s.lastMoves.values.sorted { $0.module < $1.module }.map { m in
+                        Flapbus.Move(module: m.module, flap: m.flap, startMicros: max(m.startMicros, now), flipMs: m.flipMs)
+                    }
+                    for chunk in stride(from: 0, to: again.count, by: 255) {
+                        let part = Array(again[chunk..<min(again.count, chunk + 255)])
+                        first.append { Flapbus.move(nonce: $0, part) }
+                    }
+                }
+                s.outbox = first + s.outbox
+                s.counters.connected = true
+            }
+            everConnected = true
+            do { try serve(transport) } catch {
+                log("flapbus: \(error); reopening every second")
+                shared.withLock { $0.counters.disconnects += 1 }
+            }
+            shared.withLock { $0.counters.connected = false }
+            transport.close()
+            if running { pause(seconds: 1) }
+        }
+    }
+
+    private func pause(seconds: Double) {
+        let end = MonotonicClock.now() + Int64(seconds * 1e9)
+        while running, MonotonicClock.now() < end { usleep(20_000) }
+    }
+
+    private func serve(_ transport: any SerialTransport) throws(SerialError) {
+        var splitter = FrameSplitter()
+        var nonce: UInt16 = 0
+        var inFlight: [Pending] = []
+        var lastSync = MonotonicClock.now()
+        defer { inFlightCount.withLock { $0 = 0 } }
+        while running {
+            if MonotonicClock.now() - lastSync > 10_000_000_000 {
+                shared.withLock { $0.outbox.append { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) } }
+                lastSync = MonotonicClock.now()
+            }
+            while inFlight.count < Self.window, let make = shared.withLock({ s in s.outbox.isEmpty ? nil : s.outbox.removeFirst() }) {
+                nonce = nonce == UInt16.max ? 1 : nonce + 1
+                let frame = make(nonce)
+                try transport.write(frame)
+                inFlight.append(Pending(nonce: nonce, frame: frame, sentAt: MonotonicClock.now()))
+                shared.withLock { $0.counters.sent += 1 }
+            }
+            inFlightCount.withLock { $0 = inFlight.count }
+            let wait = inFlight.map { Int(($0.sentAt + retryNanos - MonotonicClock.now()) / 1_000_000) }.min().map { max(1, $0) } ?? 20
+            for stuffed in splitter.take(try transport.read(max: 4096, timeoutMs: wait)) {
+                do {
+                    let reply = try Flapbus.decode(stuffed)
+                    let answered: UInt16
+                    switch reply {
+                    case .ack(let n, let result):
+                        answered = n
+                        if result != .ok { shared.withLock { $0.counters.refused += 1 }; log("flapbus: frame \(n) refused: \(result)") }
+                    case .info(let n, _, let modules, let led, _):
+                        answered = n
+                        shared.withLock { $0.counters.modules = modules; $0.counters.led = led }
+                    case .status(let n, _):
+                        answered = n
+                    }
+                    if inFlight.contains(where: { $0.nonce == answered }) {
+                        inFlight.removeAll { $0.nonce == answered }
+                        shared.withLock { $0.counters.acks += 1 }
+                    }
+                } catch .crc {
+                    shared.withLock { $0.counters.crcErrors += 1 }
+                } catch {
+                    shared.withLock { $0.counters.malformed += 1 }
+                }
+            }
+            let now = MonotonicClock.now()
+            for i in inFlight.indices where now >= inFlight[i].sentAt + retryNanos {
+                try transport.write(inFlight[i].frame)
+                inFlight[i].sentAt = now
+                shared.withLock { $0.counters.retries += 1 }
+            }
+            inFlightCount.withLock { $0 = inFlight.count }
+            changed.lock(); changed.broadcast(); changed.unlock()
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import FlapSerial
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scripted flapbus controller on the controlling side of a pseudo-terminal pair, for another
+/// process to open at `devicePath`: reads frames with the independent decoder, records them, and
+/// answers HELLO with INFO and everything else with ACK — or drops or corrupts the answer as told.
+public final class ScriptedController: @unchecked Sendable {
+    public enum Answer { case answer, drop, corrupt }
+
+    /// A frame the host sent, as read here.
+    public struct Received: Equatable, Sendable {
+        public var type: UInt8
+        public var nonce: UInt16
+        public var payload: [UInt8]
+    }
+
+    /// A MOVE entry as read here.
+    public struct Move: Equatable, Sendable {
+        public var module: Int, flap: Int, startMicros: UInt64, flipMs: Int
+    }
+
+    public let devicePath: String
+    public let received = Mutex<[Received]>([])
+    private let master: Int32, slave: Int32
+    private let script: [Answer]
+    private let modules: Int
+    private let running = Atomic(true)
+    private var thread: Thread?
+
+    public init(modules: Int, _ script: [Answer] = []) throws {
+        var m: Int32 = 0, s: Int32 = 0
+        guard openpty(&m, &s, nil, nil, nil) == 0 else { throw SerialError("openpty failed") }
+        var t = termios()
+        tcgetattr(s, &t)
+        cfmakeraw(&t)
+        tcsetattr(s, TCSANOW, &t)
+        master = m
+        slave = s
+        devicePath = String(cString: ttyname(s))
+        self.modules = modules
+        self.script = script
+        thread = Thread { [self] in serve() }
+        thread?.start()
+    }
+
+    public func stop() { running.store(false, ordering: .relaxed) }
+
+    /// Every MOVE entry received, in order (a frame sent again counts once).
+    public var moves: [Move] {
+        var seen: Set<UInt16> = []
+        var out: [Move] = []
+        for f in received.withLock({ $0 }) where f.type == 0x10 && seen.insert(f.nonce).inserted {
+            let p = f.payload
+            func u(_ o: Int, _ n: Int) -> UInt64 { (0..<n).reduce(0) { $0 | UInt64(p[o + $1]) << (8 * UInt64($1)) } }
+            for i in 0..<Int(p[0]) {
+                let o = 1 + i * 13
+                out.append(Move(module: Int(u(o, 2)), flap: Int(p[o + 2]), startMicros: u(o + 3, 8), flipMs: Int(u(o + 11, 2))))
+            }
+        }
+        return out
+    }
+
+    private func send(_ type: UInt8, nonce: UInt16, _ payload: [UInt8], corrupt: Bool) {
+        let body: [UInt8] = [1, type, UInt8(nonce & 255), UInt8(nonce >> 8)] + payload
+        let c = Independent.crc32(body)
+        var raw = body + [UInt8(c & 255), UInt8(c >> 8 & 255), UInt8(c >> 16 & 255), UInt8(c >> 24)]
+        if corrupt { raw[1] ^= 0x02 }
+        let bytes = Independent.stuff(raw) + [0]
+        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    private func serve() {
+        var pending: [UInt8] = []
+        var index = 0
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while running.load(ordering: .relaxed) {
+            var p = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 50) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
+            guard n > 0 else { continue }
+            for b in buffer[0..<n] {
+                guard b == 0 else { pending.append(b); continue }
+                defer { pending = [] }
+                guard !pending.isEmpty, let body = Independent.body(Independent.unstuff(pending)), body.count >= 4 else { continue }
+                let frame = Received(type: body[1], nonce: UInt16(body[2]) | UInt16(body[3]) << 8, payload: Array(body[4...]))
+                received.withLock { $0.append(frame) }
+                let answer = index < script.count ? script[index] : .answer
+                index += 1
+                guard answer != .drop else { continue }
+                if frame.type == 0x01 {
+                    send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), 0, 0], corrupt: answer == .corrupt)
+                } else {
+                    send(0x80, nonce: frame.nonce, [0], corrupt: answer == .corrupt)
+                }
+            }
+        }
+    }
+}
