@@ -57,10 +57,7 @@ public final class FlapbusLink: @unchecked Sendable {
     public func move(_ moves: [Flapbus.Move]) {
         shared.withLock { s in
             for m in moves { s.lastMoves[m.module] = m }
-            for chunk in stride(from: 0, to: moves.count, by: 255) {
-                let part = Array(moves[chunk..<min(moves.count, chunk + 255)])
-                s.outbox.append { Flapbus.move(nonce: $0, part) }
-            }
+            s.outbox += Self.frames(moves)
         }
     }
 
@@ -78,47 +75,35 @@ public final class FlapbusLink: @unchecked Sendable {
     private var running: Bool { shared.withLock { $0.running } }
 
     private func loop() {
-        var everConnected = false
-        var lastProblem = ""
-        while running {
-            let transport: any SerialTransport
-            do { transport = try open() } catch {
-                if error.description != lastProblem { log("flapbus: \(error)"); lastProblem = error.description }
-                pause(seconds: 1)
-                continue
-            }
-            lastProblem = ""
-            shared.withLock { s in
-                // Every (re)open: who is there, what time it is; after a failure, every module's last move again, from now.
-                var first: [(UInt16) -> [UInt8]] = [{ Flapbus.hello(nonce: $0) }, { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) }]
-                if everConnected {
-                    s.counters.resyncs += 1
-                    let now = UInt64(MonotonicClock.now() / 1000)
-                    let again = s.lastMoves.values.sorted { $0.module < $1.module }.map { m in
-                        Flapbus.Move(module: m.module, flap: m.flap, startMicros: max(m.startMicros, now), flipMs: m.flipMs)
+        PortKeeper(name: "flapbus", open: open, log: log, running: { self.running }).run(
+            serve: { (transport, reopened) throws(SerialError) in
+                shared.withLock { s in
+                    // Every (re)open: who is there, what time it is; after a failure, every
+                    // module's last move again, from now.
+                    var first: [(UInt16) -> [UInt8]] = [{ Flapbus.hello(nonce: $0) },
+                                                        { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) }]
+                    if reopened {
+                        s.counters.resyncs += 1
+                        let now = UInt64(MonotonicClock.now() / 1000)
+                        let again = s.lastMoves.values.sorted { $0.module < $1.module }.map { m in
+                            Flapbus.Move(module: m.module, flap: m.flap, startMicros: max(m.startMicros, now), flipMs: m.flipMs)
+                        }
+                        first += Self.frames(again)
                     }
-                    for chunk in stride(from: 0, to: again.count, by: 255) {
-                        let part = Array(again[chunk..<min(again.count, chunk + 255)])
-                        first.append { Flapbus.move(nonce: $0, part) }
-                    }
+                    s.outbox = first + s.outbox
                 }
-                s.outbox = first + s.outbox
-                s.counters.connected = true
-            }
-            everConnected = true
-            do { try serve(transport) } catch {
-                log("flapbus: \(error); reopening every second")
-                shared.withLock { $0.counters.disconnects += 1 }
-            }
-            shared.withLock { $0.counters.connected = false }
-            transport.close()
-            if running { pause(seconds: 1) }
-        }
+                try serve(transport)
+            },
+            connected: { c in shared.withLock { $0.counters.connected = c } },
+            failed: { shared.withLock { $0.counters.disconnects += 1 } })
     }
 
-    private func pause(seconds: Double) {
-        let end = MonotonicClock.now() + Int64(seconds * 1e9)
-        while running, MonotonicClock.now() < end { usleep(20_000) }
+    /// MOVE frames of at most 255 moves each, waiting for their nonces.
+    private static func frames(_ moves: [Flapbus.Move]) -> [(UInt16) -> [UInt8]] {
+        stride(from: 0, to: moves.count, by: 255).map { chunk in
+            let part = Array(moves[chunk..<min(moves.count, chunk + 255)])
+            return { Flapbus.move(nonce: $0, part) }
+        }
     }
 
     private func serve(_ transport: any SerialTransport) throws(SerialError) {

@@ -85,39 +85,20 @@ public final class SplitflapLink: @unchecked Sendable {
 
     /// Opens, serves until the port fails, and again, until stopped.
     private func loop() {
-        var lastProblem = ""
-        var everConnected = false
-        while running {
-            let transport: any SerialTransport
-            do { transport = try open() } catch {
-                if error.description != lastProblem { log("splitflap: \(error)"); lastProblem = error.description }
-                pause(seconds: 1)
-                continue
-            }
-            if everConnected {
-                // Everything the display should show, again: it may have lost power too.
-                shared.withLock { s in
-                    s.counters.resyncs += 1
-                    if s.wanted == nil { s.wanted = s.counters.acknowledged.isEmpty ? nil : s.counters.acknowledged }
+        PortKeeper(name: "splitflap", open: open, log: log, running: { self.running }).run(
+            serve: { (transport, reopened) throws(SerialError) in
+                if reopened {
+                    // Everything the display should show, again: it may have lost power too.
+                    shared.withLock { s in
+                        s.counters.resyncs += 1
+                        if s.wanted == nil { s.wanted = s.counters.acknowledged.isEmpty ? nil : s.counters.acknowledged }
+                    }
+                    log("splitflap: port back; state sent again")
                 }
-                log("splitflap: port back; state sent again")
-            }
-            everConnected = true
-            lastProblem = ""
-            shared.withLock { $0.counters.connected = true }
-            do { try serve(transport) } catch {
-                log("splitflap: \(error); reopening every second")
-                shared.withLock { $0.counters.disconnects += 1 }
-            }
-            shared.withLock { $0.counters.connected = false }
-            transport.close()
-            if running { pause(seconds: 1) }
-        }
-    }
-
-    private func pause(seconds: Double) {
-        let end = MonotonicClock.now() + Int64(seconds * 1e9)
-        while running, MonotonicClock.now() < end { usleep(20_000) }
+                try serve(transport)
+            },
+            connected: { c in shared.withLock { $0.counters.connected = c } },
+            failed: { shared.withLock { $0.counters.disconnects += 1 } })
     }
 
     private func serve(_ transport: any SerialTransport) throws(SerialError) {

@@ -65,37 +65,22 @@ public final class ScriptedController: @unchecked Sendable {
     }
 
     private func send(_ type: UInt8, nonce: UInt16, _ payload: [UInt8], corrupt: Bool) {
-        let body: [UInt8] = [1, type, UInt8(nonce & 255), UInt8(nonce >> 8)] + payload
-        let c = Independent.crc32(body)
-        var raw = body + [UInt8(c & 255), UInt8(c >> 8 & 255), UInt8(c >> 16 & 255), UInt8(c >> 24)]
-        if corrupt { raw[1] ^= 0x02 }
-        let bytes = Independent.stuff(raw) + [0]
-        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        PeerFrames.write(master, [1, type, UInt8(nonce & 255), UInt8(nonce >> 8)] + payload, corrupt: corrupt ? 1 : nil)
     }
 
     private func serve() {
-        var pending: [UInt8] = []
         var index = 0
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while running.load(ordering: .relaxed) {
-            var p = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 50) > 0 else { continue }
-            let n = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
-            guard n > 0 else { continue }
-            for b in buffer[0..<n] {
-                guard b == 0 else { pending.append(b); continue }
-                defer { pending = [] }
-                guard !pending.isEmpty, let body = Independent.body(Independent.unstuff(pending)), body.count >= 4 else { continue }
-                let frame = Received(type: body[1], nonce: UInt16(body[2]) | UInt16(body[3]) << 8, payload: Array(body[4...]))
-                received.withLock { $0.append(frame) }
-                let answer = index < script.count ? script[index] : .answer
-                index += 1
-                guard answer != .drop else { continue }
-                if frame.type == 0x01 {
-                    send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), 0, 0], corrupt: answer == .corrupt)
-                } else {
-                    send(0x80, nonce: frame.nonce, [0], corrupt: answer == .corrupt)
-                }
+        PeerFrames.read(master, running: { running.load(ordering: .relaxed) }, stopAtEnd: false) { body in
+            guard body.count >= 4 else { return }
+            let frame = Received(type: body[1], nonce: UInt16(body[2]) | UInt16(body[3]) << 8, payload: Array(body[4...]))
+            received.withLock { $0.append(frame) }
+            let answer = index < script.count ? script[index] : .answer
+            index += 1
+            guard answer != .drop else { return }
+            if frame.type == 0x01 {
+                send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), 0, 0], corrupt: answer == .corrupt)
+            } else {
+                send(0x80, nonce: frame.nonce, [0], corrupt: answer == .corrupt)
             }
         }
     }

@@ -81,51 +81,36 @@ public final class ScriptedDisplay: @unchecked Sendable {
     deinit { running.store(false, ordering: .relaxed) }
 
     private func reply(_ message: [UInt8], corrupt: Bool = false) {
-        let c = Independent.crc32(message)
-        var raw = message + [UInt8(c & 255), UInt8(c >> 8 & 255), UInt8(c >> 16 & 255), UInt8(c >> 24)]
-        if corrupt { raw[0] ^= 0x01 }
-        let bytes = Independent.stuff(raw) + [0]
-        _ = bytes.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+        PeerFrames.write(peer, message, corrupt: corrupt ? 0 : nil)
     }
 
     private func serve() {
-        var pending: [UInt8] = []
         var index = 0
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while running.load(ordering: .relaxed) {
-            var p = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 50) > 0 else { continue }
-            let n = buffer.withUnsafeMutableBytes { read(peer, $0.baseAddress, $0.count) }
-            guard n > 0 else { return }
-            for b in buffer[0..<n] {
-                guard b == 0 else { pending.append(b); continue }
-                defer { pending = [] }
-                guard !pending.isEmpty, let body = Independent.body(Independent.unstuff(pending)) else { continue }
-                let fields = Independent.fields(body)
-                let nonce = fields.first { $0.0 == 1 }?.1 ?? 0
-                let flaps = Independent.fields(fields.first { $0.0 == 3 }?.2 ?? []).map { m in
-                    Independent.fields(m.2 ?? []).first { $0.0 == 1 }?.1 ?? 0
-                }
-                received.withLock { $0.append((nonce, flaps)) }
-                let answer = index < script.count ? script[index] : .ack
-                index += 1
-                let ack = [0x1A, UInt8(Independent.varint(nonce).count + 1), 0x08] + Independent.varint(nonce)
-                switch answer {
-                case .ack: reply(ack)
-                case .holdThenAck:
-                    release.wait()
-                    reply(ack)
-                case .drop: break
-                case .corruptAck: reply(ack, corrupt: true)
-                case .garbageThenAck:
-                    let junk: [UInt8] = [0x55, 0x13, 0x99, 0]
-                    _ = junk.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
-                    reply(ack)
-                case .stateThenAck:
-                    let module: [UInt8] = [0x08, 0x02, 0x10, 0x05, 0x30, 0x02]  // SENSOR_ERROR at flap 5, 2 missed homes
-                    reply([0x0A, UInt8(module.count + 2), 0x0A, UInt8(module.count)] + module)
-                    reply(ack)
-                }
+        PeerFrames.read(peer, running: { running.load(ordering: .relaxed) }, stopAtEnd: true) { body in
+            let fields = Independent.fields(body)
+            let nonce = fields.first { $0.0 == 1 }?.1 ?? 0
+            let flaps = Independent.fields(fields.first { $0.0 == 3 }?.2 ?? []).map { m in
+                Independent.fields(m.2 ?? []).first { $0.0 == 1 }?.1 ?? 0
+            }
+            received.withLock { $0.append((nonce, flaps)) }
+            let answer = index < script.count ? script[index] : .ack
+            index += 1
+            let ack = [0x1A, UInt8(Independent.varint(nonce).count + 1), 0x08] + Independent.varint(nonce)
+            switch answer {
+            case .ack: reply(ack)
+            case .holdThenAck:
+                release.wait()
+                reply(ack)
+            case .drop: break
+            case .corruptAck: reply(ack, corrupt: true)
+            case .garbageThenAck:
+                let junk: [UInt8] = [0x55, 0x13, 0x99, 0]
+                _ = junk.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+                reply(ack)
+            case .stateThenAck:
+                let module: [UInt8] = [0x08, 0x02, 0x10, 0x05, 0x30, 0x02]  // SENSOR_ERROR at flap 5, 2 missed homes
+                reply([0x0A, UInt8(module.count + 2), 0x0A, UInt8(module.count)] + module)
+                reply(ack)
             }
         }
     }

@@ -10,11 +10,7 @@ import Testing
         // The display leaves the first two frames unanswered once each: the retries go out.
         let display = try ScriptedDisplay(device: [.ack, .drop, .ack, .corruptAck])
         defer { display.stop() }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-serial-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml"
-        try """
+        let config = try configFile("""
             local_api: { port: 0 }
             sound: { enabled: false }
             boards:
@@ -24,7 +20,7 @@ import Testing
                 output: splitflap
                 serial: { port: \(display.devicePath!), baud: 230400, retry_ms: 40 }
                 timing: { flip_ms: 50, column_stagger_ms: 150, row_stagger_ms: 0 }
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+            """)
 
         let plan = try FlapdProcess(["plan", "--to", "ABCD", "--config", config])
         #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
@@ -64,11 +60,7 @@ import Testing
         // HELLO answered, SYNC answered, the first MOVE's answer lost once (it is sent again).
         let controller = try ScriptedController(modules: 8, [.answer, .answer, .drop])
         defer { controller.stop() }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-flapbus-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml"
-        try """
+        let config = try configFile("""
             local_api: { port: 0 }
             sound: { enabled: false }
             boards:
@@ -78,7 +70,7 @@ import Testing
                 output: flapbus
                 serial: { port: \(controller.devicePath), baud: 115200, retry_ms: 40 }
                 timing: { flip_ms: 80 }
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+            """)
         let plan = try FlapdProcess(["plan", "--to", "HI YOU", "--config", config])
         #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
         let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
@@ -116,4 +108,12 @@ import Testing
         flapd.terminate()
         #expect(await flapd.waitForExit() == 0)
     }
+}
+
+/// A config file with these contents, in a folder of its own under the temporary directory.
+func configFile(_ yaml: String) throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-config-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    try yaml.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
+    return dir + "/flapd.yaml"
 }

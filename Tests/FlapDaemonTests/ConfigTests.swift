@@ -3,16 +3,17 @@ import Foundation
 import Testing
 @testable import FlapDaemon
 
-@Suite struct ConfigTests {
-    func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
-        do {
-            _ = try ConfigLoader.parse(yaml, environment: env)
-            return []
-        } catch {
-            return error.issues.map(\.description)
-        }
+/// The problems `check-config` would name in a config, one line each.
+func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
+    do {
+        _ = try ConfigLoader.parse(yaml, environment: env)
+        return []
+    } catch {
+        return error.issues.map(\.description)
     }
+}
 
+@Suite struct ConfigTests {
     @Test func aFullConfig() throws {
         let c = try ConfigLoader.parse("""
             timing:
@@ -82,7 +83,7 @@ import Testing
             "motion: 'sideways' is not one of forward, shortest (line 1)",
             "local_api.port: 99999 is outside 0…65535 (line 2)",
             "boards[0].rows: 0 is outside 1…128 (line 5)",
-            "boards[0].output: 'hdmi' is not one of virtual (line 7)",
+            "boards[0].output: 'hdmi' is not one of virtual, splitflap, flapbus (line 7)",
             "boards[0].drum: the flap 'A' appears twice",
             "boards[0].flip_ms: unknown key",
             "boards[1].fallback: '{63}' is not on the board's drum (line 10)",
@@ -147,15 +148,6 @@ import Testing
 }
 
 @Suite struct MessageConfigTests {
-    func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
-        do {
-            _ = try ConfigLoader.parse(yaml, environment: env)
-            return []
-        } catch {
-            return error.issues.map(\.description)
-        }
-    }
-
     @Test func zonesAndTheMessageAPI() throws {
         let c = try ConfigLoader.parse("""
             message_api: { url: "https://hub.example.org", token_env: HUB_TOKEN, ping_seconds: 10 }
