@@ -34,7 +34,7 @@ import Testing
         let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
         #expect(await flapd.waitForLog("using plain termios"))
         #expect(try await http("POST", port: port, body: Data(#"{"text":"ABCD"}"#.utf8)).status == 201)
-        #expect(await eventually { display.received.withLock { $0.last?.flaps == wanted } }, "\(display.received.withLock { $0 })")
+        #expect(await eventually { display.received.withLock { $0.last?.flaps == wanted } }, "\(display.received.withLock { $0 })\n\(flapd.stderr)")
         // Every frame is a state on the way: modules take their targets in cascade order.
         let states = display.received.withLock { $0.map(\.flaps) }
         var seen: [[UInt64]] = []
@@ -79,7 +79,7 @@ import Testing
         let flapd = try FlapdProcess(["run", "--config", config, "--plain", "--no-sound"])
         let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
         #expect(await eventually { controller.received.withLock { $0.count >= 2 } })
-        #expect(controller.received.withLock { $0.prefix(2).map(\.type) } == [0x01, 0x02], "HELLO, then SYNC")
+        #expect(controller.received.withLock { $0.prefix(2).map(\.type) } == [0x01, 0x02], "HELLO, then SYNC\n\(flapd.stderr)")
         #expect(try await http("POST", port: port, body: Data(#"{"text":"HI YOU"}"#.utf8)).status == 201)
         #expect(await eventually { controller.moves.count == planned.count }, "\(controller.moves)")
         let moves = controller.moves
@@ -98,7 +98,7 @@ import Testing
         // The lost answer was made up for by sending the frame again, unchanged; status counts it.
         #expect(await eventually { controller.received.withLock { $0.filter { $0.type == 0x10 }.count } >= 2 })
         let sentTwice = controller.received.withLock { $0.filter { $0.type == 0x10 } }
-        #expect(sentTwice[0] == sentTwice[1])
+        #expect(sentTwice.count >= 2 && sentTwice[0] == sentTwice[1], "\(flapd.stderr)")
         var serial: [String: Any]?
         for _ in 0..<1000 where (serial?["retries"] as? Int ?? 0) < 1 {  // the counter follows the write
             let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
