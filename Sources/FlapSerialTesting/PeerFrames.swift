@@ -32,3 +32,9 @@ enum PeerFrames {
         _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     }
 }
+
+/// The path of a pty's slave side, read from /proc/self/fd (`ttyname` shares one static
+/// buffer among threads: two tests opening ptys at once could each get the other's path).
+func slavePath(slave: Int32) -> String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(slave)")) ?? ""
+}

@@ -40,7 +40,7 @@ public final class ScriptedController: @unchecked Sendable {
         tcsetattr(s, TCSANOW, &t)
         master = m
         slave = s
-        devicePath = String(cString: ttyname(s))
+        devicePath = slavePath(slave: s)
         self.modules = modules
         self.script = script
         thread = Thread { [self] in serve() }

@@ -46,7 +46,7 @@ public final class ScriptedDisplay: @unchecked Sendable {
         tcgetattr(slave, &t)
         cfmakeraw(&t)
         tcsetattr(slave, TCSANOW, &t)
-        devicePath = String(cString: ttyname(slave))
+        devicePath = slavePath(slave: slave)
         keptOpen = slave  // so the master does not read EIO before the other process opens it
         host = nil
         peer = master
