@@ -11,7 +11,19 @@ import Glibc
 @Suite struct SerialHILTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test(.timeLimit(.minutes(10))) func libserialportDrivesADisplayThroughAGuestUART() async throws {
+    /// The guest is Debian's amd64 kernel running the host's own build of flapserial, so the host
+    /// must be x86_64 (these machines and CI are); an arm64 Pi would need an aarch64 guest with
+    /// its PL011 UART, which is not written yet.
+    static var hostIsX86_64: Bool {
+        #if arch(x86_64)
+        true
+        #else
+        false
+        #endif
+    }
+
+    @Test(.timeLimit(.minutes(10)), .enabled(if: hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func libserialportDrivesADisplayThroughAGuestUART() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-hil-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
