@@ -15,10 +15,10 @@ extension ConfigLoader {
         } else {
             node.issues.add(node.sub("url"), node.node, "missing (the API's base URL, e.g. https://hub.example.org)")
         }
-        if let variable = environment[messageAPITokenVariable], !variable.isEmpty {
-            api.token = variable
-            _ = SecretFile.secret(node, "token", environment: environment)
-        } else if let token = SecretFile.secret(node, "token", environment: environment), !token.isEmpty {
+        // As local_api's key: the file's token (inline, _env, _file), the variable over it.
+        var token = SecretFile.secret(node, "token", environment: environment)
+        if let v = environment[messageAPITokenVariable], !v.isEmpty { token = v }
+        if let token, !token.isEmpty {
             api.token = token
         } else {
             node.issues.add(node.sub("token"), node.node,

@@ -34,9 +34,13 @@ extension Hub {
         }
         api.get("messages/:id") { request, context in
             let me = try self.caller(request)
-            let m = try self.message(try context.parameters.require("id"), readableBy: me)
-            if m.recipientID == me.id { try await self.delivered(try self.store.markDelivered([m.id], now: self.now())) }
-            return try self.reply(200, try self.store.api(try self.store.message(m.id, now: self.now()) ?? m))
+            var m = try self.message(try context.parameters.require("id"), readableBy: me)
+            if m.recipientID == me.id, m.deliveredAt == nil {
+                let t = self.now()
+                try await self.delivered(try self.store.markDelivered([m.id], now: t))
+                m.deliveredAt = t
+            }
+            return try self.reply(200, try self.store.api(m))
         }
         api.delete("messages/:id") { request, context in
             let me = try self.caller(request)

@@ -1,7 +1,4 @@
 import CSerialPort
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 
 /// A real serial port through libserialport: name, baud, parity, stop bits and flow control
@@ -80,14 +77,6 @@ public final class SerialPortTransport: SerialTransport, Sendable {
         guard first.rawValue > 0 else { return [] }
         let more = buffer.withUnsafeMutableBytes { sp_nonblocking_read(p, $0.baseAddress! + 1, max - 1) }
         return Array(buffer[0..<(1 + Int(Swift.max(0, more.rawValue)))])
-    }
-
-    /// A break condition for `milliseconds` (Omega displays want 50 ms before each message).
-    public func sendBreak(milliseconds: Int) throws(SerialError) {
-        let p = port.withLock { $0 }
-        guard let p, sp_start_break(p) == SP_OK else { throw SerialError("\(name): cannot send a break\(Self.lastError())") }
-        usleep(useconds_t(milliseconds * 1000))
-        _ = sp_end_break(p)
     }
 
     public func close() {

@@ -133,7 +133,7 @@ enum MessagesBench {
 /// Reads a growing flapd trace file: the first flip of each new transition.
 final class TraceTail {
     let path: String
-    private var offset: UInt64 = 0
+    private var handle: FileHandle?
     private var pending = ""
     private var lastTransition = 0
 
@@ -144,13 +144,9 @@ final class TraceTail {
     func nextTransitionFirstFlip(timeout: Double) -> (start: Int64, ninety: Int64)? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let handle = FileHandle(forReadingAtPath: path) {
-                try? handle.seek(toOffset: offset)
-                let data = handle.readDataToEndOfFile()
-                try? handle.close()
-                offset += UInt64(data.count)
-                pending += String(decoding: data, as: UTF8.self)
-            }
+            // Opened once it exists, then read on from where the last read ended.
+            if handle == nil { handle = FileHandle(forReadingAtPath: path) }
+            if let data = try? handle?.readToEnd() { pending += String(decoding: data, as: UTF8.self) }
             while let newline = pending.firstIndex(of: "\n") {
                 let line = pending[..<newline]
                 pending = String(pending[pending.index(after: newline)...])

@@ -42,8 +42,7 @@ import Testing
         }
         let port = try await api.start()
         defer { api.stop() }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-bad-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-bad")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try """
             message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: 1 }

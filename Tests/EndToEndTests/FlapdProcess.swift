@@ -166,3 +166,10 @@ func frames(in output: String) -> [[String]] {
     }
     return result
 }
+
+/// A new empty folder of the test's own under the temporary directory.
+func scratchDirectory(_ prefix: String) throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}

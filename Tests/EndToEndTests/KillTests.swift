@@ -14,8 +14,7 @@ import Testing
     }
 
     @Test func fiftyKillsAtRandomInstants() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-kill-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-kill")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/flapd.yaml"
         try """

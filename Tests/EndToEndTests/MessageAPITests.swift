@@ -5,12 +5,6 @@ import Testing
 /// are caught up after the board was away, survive a restart without the API, and go where
 /// the zones say.
 @Suite struct MessageAPITests {
-    func stateDirectory() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-msg-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     func flapd(_ config: String, state: String) throws -> FlapdProcess {
         try FlapdProcess(["run", "--config", config, "--plain", "--no-sound", "--state-dir", state])
     }
@@ -19,7 +13,7 @@ import Testing
         let hub = try HubHarness()
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
-        let state = try stateDirectory()
+        let state = try scratchDirectory("flap-msg")
         let board = try flapd(try hub.flapdConfig(board: "board"), state: state)
         #expect(await board.waitForLog("message API connected"), "\(board.stderr)")
 
@@ -47,7 +41,7 @@ import Testing
         let hub = try HubHarness()
         try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
         try await hub.start()
-        let state = try stateDirectory()
+        let state = try scratchDirectory("flap-msg")
         let config = try hub.flapdConfig(board: "board", extra: """
             zones:
               - { rows: [0, 2], senders: [alice] }
@@ -73,7 +67,7 @@ import Testing
         let hub = try HubHarness()
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
-        let state = try stateDirectory()
+        let state = try scratchDirectory("flap-msg")
         let config = try hub.flapdConfig(board: "board")
         var board = try flapd(config, state: state)
         #expect(await board.waitForLog("message API connected"))
@@ -100,7 +94,7 @@ import Testing
         let hub = try HubHarness()
         try await hub.users(["alice", "bob", "carol", "board"], friends: [("alice", "board"), ("bob", "board"), ("carol", "board")])
         try await hub.start()
-        let state = try stateDirectory()
+        let state = try scratchDirectory("flap-msg")
         let zones = { (a: String, b: String) in """
             zones:
               - { rows: [0, 2], senders: [\(a)], name_line: true, align: { horizontal: left, vertical: top } }
@@ -140,7 +134,7 @@ import Testing
               - { board: hall, senders: "*" }
               - { board: kitchen, senders: [alice] }
             """)
-        let board = try flapd(config, state: try stateDirectory())
+        let board = try flapd(config, state: try scratchDirectory("flap-msg"))
         #expect(await board.waitForLog("message API connected"))
         _ = try await hub.send("soup", from: "alice", to: "board")
         #expect(await board.waitUntil { out, _ in lastFrame(of: "kitchen", in: out).map(words) == ["SOUP"] }, "\(board.stdout)")
@@ -161,7 +155,7 @@ import Testing
               - { rows: [0, 2], senders: [alice] }
               - { rows: [3, 5], senders: [bob] }
             """)
-        let board = try flapd(config, state: try stateDirectory())
+        let board = try flapd(config, state: try scratchDirectory("flap-msg"))
         #expect(await board.waitForLog("message API connected"))
         // The hub goes away and comes back; nothing is sent meanwhile; then a message is.
         await hub.stop()

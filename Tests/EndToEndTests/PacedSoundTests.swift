@@ -5,8 +5,7 @@ import Testing
 /// ALSA's pulse plugin, behind ALSA's file plugin so that the exact stream is kept as a WAV.
 @Suite struct PacedSoundTests {
     @Test func clacksLandOnTheWallClockTheConductorPlanned() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-pulse-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-pulse")
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
         let server = try PulseServer(dir: dir)
@@ -43,8 +42,7 @@ import Testing
     }
 
     @Test func aVanishingDeviceSilencesTheBoardWhichFlipsOn() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-pulse-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-pulse")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var server = try PulseServer(dir: dir)
         try #"pcm.flapsink { type pulse; server "unix:\#(dir)/native"; device "flap" }"#

@@ -24,8 +24,7 @@ import Glibc
 
     @Test(.timeLimit(.minutes(10)), .enabled(if: hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func libserialportDrivesADisplayThroughAGuestUART() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-hil-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let probe = URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flapserial").path
         try """

@@ -112,8 +112,7 @@ import Testing
 
 /// A config file with these contents, in a folder of its own under the temporary directory.
 func configFile(_ yaml: String) throws -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-config-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let dir = try scratchDirectory("flap-config")
     try yaml.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
     return dir + "/flapd.yaml"
 }

@@ -3,12 +3,6 @@ import Testing
 
 /// The board state survives a kill: a physical board cannot be asked where its flaps are.
 @Suite struct StateTests {
-    func temporaryDirectory() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-state-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     /// The saved positions of the first board, if the state file has them.
     func savedPositions(_ dir: String) -> [Int]? {
         guard let data = FileManager.default.contents(atPath: dir + "/boards.json"),
@@ -34,7 +28,7 @@ import Testing
     }
 
     @Test func aKilledBoardComesBackAsItWas() async throws {
-        let dir = try temporaryDirectory()
+        let dir = try scratchDirectory("flap-state")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir])
         let port = try #require(await first.apiPort())
@@ -65,7 +59,7 @@ import Testing
     }
 
     @Test func aBoardKilledMidTransitionResumesFromWhereItWas() async throws {
-        let dir = try temporaryDirectory()
+        let dir = try scratchDirectory("flap-state")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = try slowConfig(dir)
         let first = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config, "--state-dir", dir])
@@ -111,7 +105,7 @@ import Testing
 
 extension StateTests {
     @Test func sigtermLetsFlipsInProgressFinishAndSavesWhereTheyEnded() async throws {
-        let dir = try temporaryDirectory()
+        let dir = try scratchDirectory("flap-state")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let trace = dir + "/trace.jsonl"
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir, "--trace", trace,
@@ -151,7 +145,7 @@ extension StateTests {
 
 extension StateTests {
     @Test func anUnwritableStateFolderIsAnErrorNotADeadBoard() async throws {
-        let dir = try temporaryDirectory()
+        let dir = try scratchDirectory("flap-state")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // A folder that cannot be made: its parent is a file.
         try "not a folder".write(toFile: dir + "/file", atomically: true, encoding: .utf8)

@@ -56,8 +56,7 @@ final class NotifySocket: @unchecked Sendable {
 
 @Suite struct SystemdTests {
     @Test func notifiesReadyStatusWatchdogAndStopping() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-sd-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-sd")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let notify = try NotifySocket(directory: dir)
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0"],
@@ -77,8 +76,7 @@ final class NotifySocket: @unchecked Sendable {
     @Test func theUnitVerifiesClean() async throws {
         let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-unit-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-unit")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // ExecStart must name an executable that exists: point it at the flapd under test.
         let text = try String(contentsOf: unit, encoding: .utf8).replacingOccurrences(of: "/usr/local/bin/flapd", with: FlapdProcess.executable)
@@ -99,8 +97,7 @@ final class NotifySocket: @unchecked Sendable {
 
 extension SystemdTests {
     @Test func sighupReloadsTheConfigOrRefusesABadOne() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-reload-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-reload")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/flapd.yaml", trace = dir + "/trace.jsonl"
         try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
@@ -129,8 +126,7 @@ extension SystemdTests {
     }
 
     @Test func aBadConfigOnReloadIsRefusedAndTheDaemonRunsOn() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flap-reload-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory("flap-reload")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let config = dir + "/flapd.yaml"
         try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
