@@ -77,10 +77,14 @@ extension Hub {
                     try await outbound.write(.text(HubEvent.error("bad_frame", "message.displayed needs \"messageID\"")))
                     continue
                 }
-                guard let m = try store.markDisplayed(messageID, by: user.id, now: now()) else {
+                let t = now()
+                guard let m = try store.message(messageID, now: t), m.recipientID == user.id else {
                     try await outbound.write(.text(HubEvent.error("not_found", "no message \(messageID) to you")))
                     continue
                 }
+                // Shown before the POST that sent it marked it delivered: the sender still hears "delivered", once.
+                try await delivered(try store.markDelivered([m.id], now: t))
+                _ = try store.markDisplayed(m.id, by: user.id, now: t)
                 await sockets.send(HubEvent.json(["type": "message.displayed", "messageID": m.id, "recipientID": user.id]), to: m.senderID)
             default:
                 try await outbound.write(.text(HubEvent.error("bad_frame", "unknown type '\(type.prefix(40))'")))

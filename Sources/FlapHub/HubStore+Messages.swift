@@ -66,22 +66,24 @@ extension HubStore {
         try db.query("DELETE FROM messages WHERE id = ?", [.text(id)])
     }
 
-    /// Marks messages delivered; returns those that were not yet.
+    /// Marks messages delivered; returns those that were not yet (each exactly once, however
+    /// many requests and sockets deliver it at the same time).
     public func markDelivered(_ ids: [String], now: Double) throws -> [Message] {
         try ids.compactMap { id in
-            guard let m = try message(id, now: now), m.deliveredAt == nil else { return nil }
-            try db.query("UPDATE messages SET delivered_at = ? WHERE id = ?", [.double(now), .text(id)])
-            return m
+            let changed = try db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING id",
+                                       [.double(now), .text(id.lowercased()), .double(now)])
+            guard !changed.isEmpty else { return nil }
+            return try message(id, now: now)
         }
     }
 
     /// Marks a message displayed by its recipient; returns it, or nil when it is not theirs.
+    /// A message must be delivered first (`markDelivered`).
     public func markDisplayed(_ id: String, by recipient: String, now: Double) throws -> Message? {
         guard var m = try message(id, now: now), m.recipientID == recipient else { return nil }
         if m.displayedAt == nil {
             m.displayedAt = now
-            m.deliveredAt = m.deliveredAt ?? now
-            try db.query("UPDATE messages SET displayed_at = ?, delivered_at = ? WHERE id = ?", [.double(now), .double(m.deliveredAt!), .text(id)])
+            try db.query("UPDATE messages SET displayed_at = ? WHERE id = ? AND displayed_at IS NULL", [.double(now), .text(m.id)])
         }
         return m
     }

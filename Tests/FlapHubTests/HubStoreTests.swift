@@ -70,6 +70,20 @@ import Testing
         #expect(try store.markDisplayed("m", by: id["me"]!, now: 15)?.status == "displayed")
     }
 
+    /// The POST that sent a message and the socket it was shown on may both deliver it at once:
+    /// exactly one of them gets to tell the sender.
+    @Test func aMessageIsDeliveredOnceWhoeverDeliversIt() async throws {
+        let (store, id) = try store(["a", "me"])
+        for i in 0..<50 { try store.insert(message("m\(i)", from: id["a"]!, to: id["me"]!, at: 10)) }
+        let ids = (0..<50).map { "m\($0)" }
+        let counts = await withTaskGroup(of: Int.self) { group in
+            for t in 0..<8 { group.addTask { (try? store.markDelivered(ids, now: 12 + Double(t)).count) ?? -1000 } }
+            return await group.reduce(0, +)
+        }
+        #expect(counts == 50)
+        #expect(try ids.allSatisfy { try store.message($0, now: 30)?.status == "delivered" })
+    }
+
     @Test func usernamesAreChecked() throws {
         let store = try HubStore(path: temporaryDatabase())
         _ = try store.addUser("alice", now: 1)
