@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CSerialPort
 import Synchronization
 
@@ -79,6 +82,16 @@ public final class SerialPortTransport: SerialTransport, Sendable {
         return Array(buffer[0..<(1 + Int(Swift.max(0, more.rawValue)))])
     }
 
+    public func sendBreak(milliseconds: Int) throws(SerialError) {
+        try port.withLock { (p: inout OpaquePointer?) throws(SerialError) in
+            guard let p else { throw SerialError("\(name) is closed") }
+            _ = sp_drain(p)
+            guard sp_start_break(p) == SP_OK else { throw SerialError("cannot send a break on \(name)\(Self.lastError())") }
+            usleep(useconds_t(milliseconds * 1000))
+            _ = sp_end_break(p)
+        }
+    }
+
     public func close() {
         port.withLock { p in
             if let q = p { sp_close(q); sp_free_port(q) }
@@ -100,8 +113,9 @@ extension SerialPortTransport {
         do {
             return (try SerialPortTransport(name: name, settings: settings), nil)
         } catch {
-            guard settings.parity == .none, settings.stopBits == 1, settings.flowControl == .none,
-                  let termios = try? TermiosPort(path: name, baud: settings.baud) else { throw error }
+            guard settings.flowControl == .none,
+                  let termios = try? TermiosPort(path: name, baud: settings.baud, parity: settings.parity, stopBits: settings.stopBits)
+            else { throw error }
             return (termios, "\(name): libserialport cannot drive it (\(error)); using plain termios")
         }
     }

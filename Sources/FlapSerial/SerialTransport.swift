@@ -8,6 +8,8 @@ public protocol SerialTransport: AnyObject, Sendable {
     func write(_ bytes: [UInt8]) throws(SerialError)
     /// What has arrived, waiting at most `timeoutMs` for the first byte; empty on timeout.
     func read(max: Int, timeoutMs: Int) throws(SerialError) -> [UInt8]
+    /// Holds the line in break (space) for `milliseconds`, after what was written has gone.
+    func sendBreak(milliseconds: Int) throws(SerialError)
     func close()
 }
 
@@ -17,12 +19,13 @@ public struct SerialError: Error, CustomStringConvertible, Equatable {
     public init(_ description: String) { self.description = description }
 }
 
-/// A serial device through plain termios: raw 8-bit, the given speed, no flow control. Works on
-/// pseudo-terminals too (libserialport refuses them), which is what the protocol tests use.
+/// A serial device through plain termios: raw 8-bit, the given speed, parity and stop bits, no
+/// flow control. Works on pseudo-terminals too (libserialport refuses them), which is what the
+/// protocol tests use.
 public final class TermiosPort: SerialTransport, @unchecked Sendable {
     private let fd: Int32
 
-    public init(path: String, baud: Int) throws(SerialError) {
+    public init(path: String, baud: Int, parity: SerialPortTransport.Settings.Parity = .none, stopBits: Int = 1) throws(SerialError) {
         fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { throw SerialError("cannot open \(path): \(String(cString: strerror(errno)))") }
         var t = termios()
@@ -35,6 +38,8 @@ public final class TermiosPort: SerialTransport, @unchecked Sendable {
         let speed = Self.speed(baud)
         cfsetispeed(&t, speed)
         cfsetospeed(&t, speed)
+        if parity != .none { t.c_cflag |= tcflag_t(PARENB) | (parity == .odd ? tcflag_t(PARODD) : 0) }
+        if stopBits == 2 { t.c_cflag |= tcflag_t(CSTOPB) }
         tcsetattr(fd, TCSANOW, &t)
     }
 
@@ -74,6 +79,14 @@ public final class TermiosPort: SerialTransport, @unchecked Sendable {
         }
         if n == 0 { throw SerialError("the port went away") }
         return Array(buffer[0..<n])
+    }
+
+    public func sendBreak(milliseconds: Int) throws(SerialError) {
+        tcdrain(fd)
+        // A pseudo-terminal has no line to hold: the kernel accepts the request and does nothing.
+        guard ioctl(fd, UInt(TIOCSBRK)) == 0 else { throw SerialError("cannot send a break: \(String(cString: strerror(errno)))") }
+        usleep(useconds_t(milliseconds * 1000))
+        _ = ioctl(fd, UInt(TIOCCBRK))
     }
 
     public func close() { Glibc.close(fd) }

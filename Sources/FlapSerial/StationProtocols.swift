@@ -36,3 +36,30 @@ public enum OmegaRS485 {
         [0xFF, c.rawValue, address] + (value.map { [$0] } ?? [])
     }
 }
+
+/// A bus of salvaged station modules: how modules are told their flaps, and how the line is set.
+/// Neither protocol answers a move, so the bytes are the whole story; a module's flap is its
+/// code (Krone) or position (Omega), which is its index on the board's drum.
+public enum StationBus: String, Sendable, CaseIterable {
+    case krone, omega
+
+    /// The messages that move these modules, in order: Krone sets each module's code, then
+    /// SET_ALL starts them; an Omega module moves as soon as it is told.
+    public func messages(_ targets: [(address: UInt8, flap: UInt8)]) -> [[UInt8]] {
+        switch self {
+        case .krone: targets.map { KroneFBM.setCode(address: $0.address, code: $0.flap) } + [KroneFBM.setAll()]
+        case .omega: targets.map { OmegaRS485.setPosition(address: $0.address, position: $0.flap) }
+        }
+    }
+
+    /// Milliseconds of break before every message (Omega's modules wait for one).
+    public var breakMilliseconds: Int { self == .omega ? OmegaRS485.breakMilliseconds : 0 }
+
+    /// The line the modules expect.
+    public var settings: SerialPortTransport.Settings {
+        switch self {
+        case .krone: .init(baud: KroneFBM.baud, parity: .even)
+        case .omega: .init(baud: OmegaRS485.baud)
+        }
+    }
+}

@@ -32,12 +32,7 @@ public final class ScriptedController: @unchecked Sendable {
     private var thread: Thread?
 
     public init(modules: Int, _ script: [Answer] = []) throws {
-        var m: Int32 = 0, s: Int32 = 0
-        guard openpty(&m, &s, nil, nil, nil) == 0 else { throw SerialError("openpty failed") }
-        var t = termios()
-        tcgetattr(s, &t)
-        cfmakeraw(&t)
-        tcsetattr(s, TCSANOW, &t)
+        let (m, s) = try PseudoTerminal.open()
         master = m
         slave = s
         devicePath = slavePath(slave: s)

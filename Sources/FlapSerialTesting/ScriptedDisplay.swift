@@ -24,13 +24,8 @@ public final class ScriptedDisplay: @unchecked Sendable {
 
     /// A display on the far end of a new pseudo-terminal pair; the host talks to `host`.
     public init(_ script: [Answer]) throws {
-        var master: Int32 = 0, slave: Int32 = 0
-        guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SerialError("openpty failed") }
+        let (master, slave) = try PseudoTerminal.open()
         host = TermiosPort(descriptor: master)
-        var t = termios()
-        tcgetattr(slave, &t)
-        cfmakeraw(&t)
-        tcsetattr(slave, TCSANOW, &t)
         peer = slave
         self.script = script
         thread = Thread { [self] in serve() }
@@ -40,12 +35,7 @@ public final class ScriptedDisplay: @unchecked Sendable {
     /// A display on the controlling side of a new pseudo-terminal pair, for another process to
     /// open as a serial device at `devicePath`.
     public init(device script: [Answer]) throws {
-        var master: Int32 = 0, slave: Int32 = 0
-        guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SerialError("openpty failed") }
-        var t = termios()
-        tcgetattr(slave, &t)
-        cfmakeraw(&t)
-        tcsetattr(slave, TCSANOW, &t)
+        let (master, slave) = try PseudoTerminal.open()
         devicePath = slavePath(slave: slave)
         keptOpen = slave  // so the master does not read EIO before the other process opens it
         host = nil

@@ -1,0 +1,120 @@
+import FlapCore
+import FlapTiming
+import Foundation
+import Synchronization
+
+/// One board of salvaged station modules (Krone FBM, Omega RS-485) on one serial bus: each
+/// module is told its flap at its cascade instant, or as soon after as the bus allows (an Omega
+/// message takes ~52 ms with its break). Nothing is acknowledged, so every module's flap is sent
+/// again whenever the port opens — at start and after the adapter comes back.
+public final class StationDriver: MovePlanSink, @unchecked Sendable {
+    /// What has happened on the bus.
+    public struct Counters: Sendable, Equatable {
+        public var connected = false
+        public var messages = 0
+        public var bytes = 0
+        public var disconnects = 0
+        public var resyncs = 0
+        /// The most a message went out after its module's planned instant, in ms.
+        public var maxLateMs = 0.0
+    }
+
+    public let board: Int
+    public let bus: StationBus
+    /// Row-major: the bus address of each module.
+    public let addresses: [UInt8]
+    private let cols: Int
+    private let open: @Sendable () throws(SerialError) -> any SerialTransport
+    private let log: @Sendable (String) -> Void
+    private let lock = NSCondition()
+    private var targets: [UInt8]
+    /// (instant, module, flap), soonest last.
+    private var due: [(at: Int64, module: Int, flap: UInt8)] = []
+    private let running = Atomic(false)
+    private let state = Mutex(Counters())
+    private var thread: Thread?
+
+    public init(board: Int, cols: Int, addresses: [UInt8], bus: StationBus,
+                open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.board = board
+        self.cols = cols
+        self.addresses = addresses
+        self.bus = bus
+        targets = Array(repeating: 0, count: addresses.count)
+        self.open = open
+        self.log = log
+    }
+
+    public var counters: Counters { state.withLock { $0 } }
+
+    /// Starts with the modules meant to show `positions` (row-major drum indices, a restored
+    /// state), which they are sent as soon as the port opens.
+    public func start(positions: [UInt8]?) {
+        lock.lock()
+        if let positions, positions.count == targets.count { targets = positions }
+        lock.unlock()
+        running.store(true, ordering: .relaxed)
+        let t = Thread { [self] in
+            PortKeeper(name: "\(bus) bus", open: open, log: log, running: { self.running.load(ordering: .relaxed) }).run(serve: { (port, reopened) throws(SerialError) in try serve(port, reopened: reopened) },
+                       connected: { c in state.withLock { $0.connected = c; if !c { $0.disconnects += 1 } } },
+                       failed: {})
+        }
+        t.name = "\(bus)-bus"
+        thread = t
+        t.start()
+    }
+
+    public func stop() {
+        lock.lock(); running.store(false, ordering: .relaxed); lock.broadcast(); lock.unlock()
+        while thread?.isFinished == false { usleep(1000) }
+    }
+
+    public func planned(board: Int, moves: [ModuleMove], transitionStart: Int64) {
+        guard board == self.board else { return }
+        lock.lock()
+        let moving = Set(moves.map { Int($0.row) * cols + Int($0.col) })
+        due.removeAll { moving.contains($0.module) }
+        due += moves.map { (transitionStart + $0.start, Int($0.row) * cols + Int($0.col), $0.to) }
+        due.sort { $0.at > $1.at }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Sends every module's flap, then each group of modules as it falls due, until the port fails.
+    private func serve(_ port: any SerialTransport, reopened: Bool) throws(SerialError) {
+        lock.lock()
+        let all = targets.indices.map { (addresses[$0], targets[$0]) }
+        lock.unlock()
+        if reopened { state.withLock { $0.resyncs += 1 } }
+        try send(all, port: port, plannedAt: nil)
+        while running.load(ordering: .relaxed) {
+            lock.lock()
+            let now = MonotonicClock.now()
+            var group: [(address: UInt8, flap: UInt8)] = []
+            var plannedAt: Int64?
+            while let d = due.last, d.at <= now {
+                targets[d.module] = d.flap
+                group.append((addresses[d.module], d.flap))
+                plannedAt = plannedAt ?? d.at
+                due.removeLast()
+            }
+            if group.isEmpty {
+                // Wake for the next instant, or every 50 ms to notice a port that went away.
+                let wait = min(due.last.map { $0.at - now } ?? 50_000_000, 50_000_000)
+                _ = lock.wait(until: Date().addingTimeInterval(Double(wait) / 1e9))
+            }
+            lock.unlock()
+            if group.isEmpty { _ = try port.read(max: 256, timeoutMs: 0) } else { try send(group, port: port, plannedAt: plannedAt) }
+        }
+    }
+
+    private func send(_ targets: [(address: UInt8, flap: UInt8)], port: any SerialTransport, plannedAt: Int64?) throws(SerialError) {
+        for message in bus.messages(targets) {
+            if bus.breakMilliseconds > 0 { try port.sendBreak(milliseconds: bus.breakMilliseconds) }
+            try port.write(message)
+            let late = plannedAt.map { Double(MonotonicClock.now() - $0) / 1e6 } ?? 0
+            state.withLock { $0.messages += 1; $0.bytes += message.count; $0.maxLateMs = max($0.maxLateMs, late) }
+        }
+    }
+}

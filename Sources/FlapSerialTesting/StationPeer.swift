@@ -1,0 +1,73 @@
+import FlapSerial
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bus of salvaged station modules on the far end of a pseudo-terminal pair: it only listens
+/// (neither protocol answers a move) and keeps every byte, for the independent decoders.
+public final class StationPeer: @unchecked Sendable {
+    /// Every byte the host wrote, in order.
+    public let received = Mutex<[UInt8]>([])
+    /// The host's end when the host is this process (nil with `init(device:)`).
+    public let host: TermiosPort?
+    /// The device another process opens (with `init(device:)`).
+    public let devicePath: String?
+    private let listening: Int32
+    private let kept: Int32
+    private let running = Atomic(true)
+    private var thread: Thread?
+
+    /// `device`: the host is another process, which opens `devicePath`; else this one, on `host`.
+    public init(device: Bool = false) throws {
+        let (master, slave) = try PseudoTerminal.open()
+        if device {
+            devicePath = slavePath(slave: slave)
+            host = nil
+            listening = master
+            kept = slave  // so the master does not read EIO before the other process opens it
+        } else {
+            devicePath = nil
+            host = TermiosPort(descriptor: master)
+            listening = slave
+            kept = -1
+        }
+        thread = Thread { [self] in listen() }
+        thread?.start()
+    }
+
+    /// Closes the modules' end, as an unplugged adapter would.
+    public func hangUp() {
+        running.store(false, ordering: .relaxed)
+        while thread?.isFinished == false { usleep(1000) }
+        close(listening)
+        if kept >= 0 { close(kept) }
+    }
+
+    deinit { running.store(false, ordering: .relaxed) }
+
+    private func listen() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while running.load(ordering: .relaxed) {
+            var p = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 50) > 0 else { continue }
+            let n = buffer.withUnsafeMutableBytes { read(listening, $0.baseAddress, $0.count) }
+            if n > 0 { received.withLock { $0 += buffer[0..<n] } }
+        }
+    }
+}
+
+/// Pseudo-terminal pairs for scripted peers.
+enum PseudoTerminal {
+    /// A new pair, the slave side raw.
+    static func open() throws(SerialError) -> (master: Int32, slave: Int32) {
+        var master: Int32 = 0, slave: Int32 = 0
+        guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw SerialError("openpty failed") }
+        var t = termios()
+        tcgetattr(slave, &t)
+        cfmakeraw(&t)
+        tcsetattr(slave, TCSANOW, &t)
+        return (master, slave)
+    }
+}
