@@ -63,6 +63,10 @@ public enum OutputKind: String, Sendable, CaseIterable {
     case splitflap
     /// flapbus module controllers on a serial port (hardware/flapbus.md).
     case flapbus
+    /// Salvaged Krone FBM station modules on an RS-485 bus.
+    case krone
+    /// Salvaged Omega RS-485 station modules.
+    case omega
 }
 
 /// A serial port and how its line is set.
@@ -71,6 +75,8 @@ public struct SerialConfig: Sendable, Equatable {
     public var settings: SerialPortTransport.Settings
     /// Milliseconds before an unanswered frame is sent again.
     public var retryMs: Int
+    /// Row-major: each module's bus address (station modules).
+    public var addresses: [UInt8] = []
 }
 
 /// One board.

@@ -106,7 +106,10 @@ extension ConfigLoader {
     }
 
     /// `serial: {port, baud, parity, stop_bits, flow_control, retry_ms}` of a serial output.
-    static func serial(_ node: ConfigNode, defaultBaud: Int, defaultRetry: Int) -> SerialConfig? {
+    /// A serial output's port and line; `modules`: a station bus of that many modules, whose
+    /// addresses are `addresses` (row-major) or count up from `first_address`.
+    static func serial(_ node: ConfigNode, defaultBaud: Int, defaultRetry: Int,
+                       defaultParity: SerialPortTransport.Settings.Parity = .none, modules: Int? = nil) -> SerialConfig? {
         let port = node.string("port")
         if port == nil { node.issues.add(node.sub("port"), node.node, "missing (the serial port, e.g. /dev/ttyUSB0)") }
         let bauds = [1200, 2400, 4800, 9600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800]
@@ -114,12 +117,37 @@ extension ConfigLoader {
         if !bauds.contains(baud) {
             node.issues.add(node.sub("baud"), node.value("baud"), "\(baud) is not one of \(bauds.map(String.init).joined(separator: ", "))")
         }
-        let parity = node.choice("parity", default: SerialPortTransport.Settings.Parity.none)
+        let parity = node.choice("parity", default: defaultParity)
         let stopBits = node.int("stop_bits", default: 1, in: 1...2)
         let flow = node.choice("flow_control", default: SerialPortTransport.Settings.FlowControl.none)
         let retry = node.int("retry_ms", default: defaultRetry, in: 10...10_000)
+        let addresses = modules.map { stationAddresses(node, modules: $0) } ?? []
         node.rejectUnknownKeys()
         guard let port else { return nil }
-        return SerialConfig(port: port, settings: .init(baud: baud, parity: parity, stopBits: stopBits, flowControl: flow), retryMs: retry)
+        var config = SerialConfig(port: port, settings: .init(baud: baud, parity: parity, stopBits: stopBits, flowControl: flow), retryMs: retry)
+        config.addresses = addresses
+        return config
+    }
+
+    /// One address (0–255) per module, row by row.
+    static func stationAddresses(_ node: ConfigNode, modules: Int) -> [UInt8] {
+        let first = node.int("first_address", default: 0, in: 0...255)
+        guard let list = node.value("addresses") else {
+            if first + modules > 256 {
+                node.issues.add(node.sub("first_address"), node.value("first_address"),
+                                "\(modules) modules from address \(first) run past 255; list them in addresses")
+            }
+            return (0..<modules).map { UInt8((first + $0) & 255) }
+        }
+        let items = list.sequence ?? []
+        let numbers = items.compactMap(\.int).filter { (0...255).contains($0) }
+        guard list.sequence != nil, numbers.count == items.count, numbers.count == modules else {
+            node.issues.add(node.sub("addresses"), list, "expected \(modules) addresses (one per module, row by row), each 0–255")
+            return (0..<modules).map { UInt8($0 & 255) }
+        }
+        if Set(numbers).count != numbers.count {
+            node.issues.add(node.sub("addresses"), list, "two modules share an address")
+        }
+        return numbers.map(UInt8.init)
     }
 }

@@ -173,9 +173,13 @@ public enum ConfigLoader {
             b.serial = serial(node.child("serial"), defaultBaud: SplitflapProtocol.baud, defaultRetry: SplitflapProtocol.retryMilliseconds)
         case .flapbus:
             b.serial = serial(node.child("serial"), defaultBaud: 115_200, defaultRetry: 100)
+        case .krone, .omega:
+            let bus = StationBus(rawValue: b.output.rawValue)!
+            b.serial = serial(node.child("serial"), defaultBaud: bus.settings.baud, defaultRetry: 100,
+                              defaultParity: bus.settings.parity, modules: b.rows * b.cols)
         case .virtual:
             if node.value("serial") != nil {
-                node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (splitflap, flapbus) has a serial port")
+                node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (splitflap, flapbus, krone, omega) has a serial port")
             }
         }
         if let spec = node.string("drum") {

@@ -2,11 +2,13 @@ import FlapCore
 import FlapSerial
 import Logging
 
-/// The boards whose modules hang off a serial bus: an open splitflap display, or flapbus
-/// controllers. Each port is opened (again, every second while missing) by its link.
+/// The boards whose modules hang off a serial bus: an open splitflap display, flapbus
+/// controllers, or salvaged station modules. Each port is opened (again, every second while
+/// missing) by its link.
 public struct SerialOutputs: Sendable {
     public var splitflaps: [SplitflapDriver] = []
     public var flapbuses: [FlapbusDriver] = []
+    public var stations: [StationDriver] = []
 
     /// No serial boards.
     public init() {}
@@ -28,23 +30,28 @@ public struct SerialOutputs: Sendable {
             case .flapbus:
                 flapbuses.append(FlapbusDriver(board: i, cols: b.cols, flipMs: Int(b.timing.flip / 1_000_000),
                                                link: FlapbusLink(open: open, retryMs: serial.retryMs, log: log)))
+            case .krone, .omega:
+                stations.append(StationDriver(board: i, cols: b.cols, addresses: serial.addresses,
+                                              bus: StationBus(rawValue: b.output.rawValue)!, open: open, log: log))
             case .virtual:
                 break
             }
         }
     }
 
-    var sinks: [any MovePlanSink] { splitflaps + flapbuses }
+    var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
 
     /// Starts every link; a splitflap display is first sent where its modules are (`positions`).
     func start(positions: (Int) -> [UInt8]?) {
         for d in splitflaps { d.start(positions: positions(d.board)) }
         for d in flapbuses { d.link.start() }
+        for d in stations { d.start(positions: positions(d.board)) }
     }
 
     func stop() {
         for d in splitflaps { d.stop() }
         for d in flapbuses { d.link.stop() }
+        for d in stations { d.stop() }
     }
 
     /// What `/status` says of a board's bus, if it has one.
@@ -59,6 +66,11 @@ public struct SerialOutputs: Sendable {
             return ["protocol": "flapbus", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
                     "refused": c.refused, "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects,
                     "resyncs": c.resyncs, "controller_modules": c.modules ?? -1]
+        }
+        if let d = stations.first(where: { $0.board == board }) {
+            let c = d.counters
+            return ["protocol": d.bus.rawValue, "connected": c.connected, "sent": c.messages, "bytes": c.bytes,
+                    "disconnects": c.disconnects, "resyncs": c.resyncs, "max_late_ms": (c.maxLateMs * 10).rounded() / 10]
         }
         return nil
     }

@@ -83,7 +83,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
             "motion: 'sideways' is not one of forward, shortest (line 1)",
             "local_api.port: 99999 is outside 0…65535 (line 2)",
             "boards[0].rows: 0 is outside 1…128 (line 5)",
-            "boards[0].output: 'hdmi' is not one of virtual, splitflap, flapbus (line 7)",
+            "boards[0].output: 'hdmi' is not one of virtual, splitflap, flapbus, krone, omega (line 7)",
             "boards[0].drum: the flap 'A' appears twice",
             "boards[0].flip_ms: unknown key",
             "boards[1].fallback: '{63}' is not on the board's drum (line 10)",
@@ -93,6 +93,27 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
         ]
         for e in expected { #expect(found.contains { $0.hasPrefix(e) }, "missing: \(e)\nin: \(found)") }
         #expect(found.count == expected.count, "\(found)")
+    }
+
+    @Test func stationModulesTakeTheirBusDefaultsAndAddresses() throws {
+        let c = try ConfigLoader.parse("""
+            boards:
+              - { id: a, rows: 1, cols: 3, output: krone, serial: { port: /dev/ttyUSB0, first_address: 20 } }
+              - { id: b, rows: 1, cols: 2, output: omega, serial: { port: /dev/ttyUSB1, addresses: [9, 4] } }
+            """)
+        #expect(c.boards[0].serial?.settings == .init(baud: 4800, parity: .even) && c.boards[0].serial?.addresses == [20, 21, 22])
+        #expect(c.boards[1].serial?.settings == .init(baud: 19_200) && c.boards[1].serial?.addresses == [9, 4])
+        let found = issues("""
+            boards:
+              - { id: a, rows: 1, cols: 3, output: krone, serial: { port: /dev/ttyUSB0, addresses: [1, 2] } }
+              - { id: b, rows: 1, cols: 2, output: omega, serial: { port: /dev/ttyUSB1, addresses: [5, 5] } }
+              - { id: c, rows: 2, cols: 2, output: omega, serial: { port: /dev/ttyUSB2, first_address: 254 } }
+            """)
+        #expect(found == [
+            "boards[0].serial.addresses: expected 3 addresses (one per module, row by row), each 0–255 (line 2)",
+            "boards[1].serial.addresses: two modules share an address (line 3)",
+            "boards[2].serial.first_address: 4 modules from address 254 run past 255; list them in addresses (line 4)",
+        ], "\(found)")
     }
 
     @Test func soundSettings() throws {
