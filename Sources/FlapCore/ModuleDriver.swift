@@ -48,9 +48,9 @@ public protocol ClackSink: AnyObject, Sendable {
 /// An output that must know each module's move ahead of time — a serial bus whose displays or
 /// controllers move modules themselves, sent each module's target at its cascade instant.
 ///
-/// Called from the thread that gave the conductor a new target, right after planning: `moves`
-/// are the board's new moves, their `start` counted from `transitionStart` (monotonic ns); they
-/// replace whatever the sink held for that board.
+/// Called from the thread that gave the conductor a new target, right after planning: the
+/// plan's moves have their `start` counted from `transitionStart` (monotonic ns), its timing and
+/// drum are the board's at that moment; they replace whatever the sink held for that board.
 public protocol MovePlanSink: AnyObject, Sendable {
-    func planned(board: Int, moves: [ModuleMove], transitionStart: Int64)
+    func planned(board: Int, plan: FlipPlan, transitionStart: Int64)
 }

@@ -77,6 +77,10 @@ public struct SerialConfig: Sendable, Equatable {
     public var retryMs: Int
     /// Row-major: each module's bus address (station modules).
     public var addresses: [UInt8] = []
+    /// Whether flapd homes every module when it starts (flapbus).
+    public var homeAtStart = false
+    /// Seconds between STATUS requests (flapbus).
+    public var statusSeconds = 5
 }
 
 /// One board.

@@ -172,7 +172,12 @@ public enum ConfigLoader {
             b.drum = .splitflap52
             b.serial = serial(node.child("serial"), defaultBaud: SplitflapProtocol.baud, defaultRetry: SplitflapProtocol.retryMilliseconds)
         case .flapbus:
-            b.serial = serial(node.child("serial"), defaultBaud: 115_200, defaultRetry: 100)
+            let serialNode = node.child("serial")
+            let home = serialNode.bool("home_at_start", default: false)
+            let status = serialNode.int("status_seconds", default: 5, in: 1...3600)
+            b.serial = serial(serialNode, defaultBaud: 115_200, defaultRetry: 100)
+            b.serial?.homeAtStart = home
+            b.serial?.statusSeconds = status
         case .krone, .omega:
             let bus = StationBus(rawValue: b.output.rawValue)!
             b.serial = serial(node.child("serial"), defaultBaud: bus.settings.baud, defaultRetry: 100,

@@ -63,7 +63,7 @@ public struct DaemonStatus: Sendable {
         return report
     }
 
-    /// Module health: a splitflap display's own report and its link, a flapbus link, else (virtual) all fine.
+    /// Module health: what a splitflap display or flapbus controllers report, and their link; else (virtual) all fine.
     func modules(board: Int) -> [String: Any] {
         let b = wall.config.boards[board]
         var report: [String: Any] = ["ok": b.rows * b.cols, "faulty": 0]
@@ -74,6 +74,17 @@ public struct DaemonStatus: Sendable {
             report["ok"] = modules.count - faulty
             report["faulty"] = faulty
             report["reported"] = modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] }
+        }
+        if let d = serial.flapbuses.first(where: { $0.board == board }), !d.link.counters.reported.isEmpty {
+            let modules = d.link.counters.reported.prefix(b.rows * b.cols)
+            let states = ["normal", "homing", "sensor_error", "fault", "disabled"]
+            let faulty = modules.filter { $0.state >= 2 }.count
+            report["ok"] = modules.count - faulty
+            report["faulty"] = faulty
+            report["reported"] = modules.map {
+                ["state": states.indices.contains(Int($0.state)) ? states[Int($0.state)] : "state \($0.state)", "flap": $0.flap,
+                 "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome, "crc_errors": $0.crcErrors]
+            }
         }
         return report
     }

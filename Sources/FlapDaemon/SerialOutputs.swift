@@ -28,8 +28,10 @@ public struct SerialOutputs: Sendable {
                 splitflaps.append(SplitflapDriver(board: i, rows: b.rows, cols: b.cols,
                                                   link: SplitflapLink(open: open, retryMs: serial.retryMs, log: log)))
             case .flapbus:
-                flapbuses.append(FlapbusDriver(board: i, cols: b.cols, flipMs: Int(b.timing.flip / 1_000_000),
-                                               link: FlapbusLink(open: open, retryMs: serial.retryMs, log: log)))
+                let driver = FlapbusDriver(board: i, cols: b.cols, link: FlapbusLink(open: open, retryMs: serial.retryMs,
+                                                                                      statusSeconds: Double(serial.statusSeconds), log: log))
+                if serial.homeAtStart { driver.link.home() }
+                flapbuses.append(driver)
             case .krone, .omega:
                 stations.append(StationDriver(board: i, cols: b.cols, addresses: serial.addresses,
                                               bus: StationBus(rawValue: b.output.rawValue)!, open: open, log: log))
@@ -65,7 +67,8 @@ public struct SerialOutputs: Sendable {
             let c = d.link.counters
             return ["protocol": "flapbus", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
                     "refused": c.refused, "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects,
-                    "resyncs": c.resyncs, "controller_modules": c.modules ?? -1]
+                    "resyncs": c.resyncs, "controller_modules": c.modules ?? -1,
+                    "controller_kind": c.led.map { $0 ? "led" : "stepper" } ?? "unknown", "status_reports": c.statusReports]
         }
         if let d = stations.first(where: { $0.board == board }) {
             let c = d.counters

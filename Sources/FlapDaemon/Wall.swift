@@ -141,6 +141,10 @@ public final class Wall: Sendable {
                 continue
             }
             merged.boards[i] = now
+            if was.serial != now.serial {
+                needsRestart.append("board '\(now.id)': serial")
+                merged.boards[i].serial = was.serial
+            }
             conductor.update(board: i, timing: now.timing, motion: now.motion)
         }
         if new.localAPI.bind != old.localAPI.bind || new.localAPI.port != old.localAPI.port

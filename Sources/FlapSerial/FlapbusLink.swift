@@ -4,23 +4,33 @@ import Synchronization
 
 /// Talks flapbus to module controllers (`hardware/flapbus.md`): up to 8 frames in flight, each
 /// acknowledged by nonce and sent again, unchanged, after `retryMs` without an answer; HELLO
-/// and SYNC on every (re)open, SYNC again every 10 s; a failed port reopened every second and the
-/// last MOVE of every module sent again from now (a resync).
+/// and SYNC on every (re)open, SYNC again every 10 s, STATUS every `statusSeconds`; a failed
+/// port reopened every second and every module's last target sent again from now (a resync).
+/// A transition goes out as MOVE to stepper controllers and as SHOW to LED ones, so nothing but
+/// HELLO and SYNC is sent before INFO has said which.
 public final class FlapbusLink: @unchecked Sendable {
     public struct Counters: Sendable, Equatable {
         public var sent = 0, retries = 0, acks = 0, refused = 0, crcErrors = 0, malformed = 0
-        public var disconnects = 0, resyncs = 0
+        public var disconnects = 0, resyncs = 0, statusReports = 0
         public var connected = false
         /// What the controller said in INFO: module count, LED or not.
         public var modules: Int?
         public var led: Bool?
+        /// Each module's health, as the last STATUS report gave it.
+        public var reported: [Flapbus.ModuleStatus] = []
     }
 
     public static let window = 8
     private struct Pending { var nonce: UInt16; var frame: [UInt8]; var sentAt: Int64 }
+    /// What waits to go: a frame, or a transition whose frames depend on the controller's kind.
+    private enum Job {
+        case frame((UInt16) -> [UInt8])
+        case transition([Flapbus.Move], [Flapbus.Show])
+    }
     private struct Shared {
-        var outbox: [(UInt16) -> [UInt8]] = []
+        var outbox: [Job] = []
         var lastMoves: [UInt16: Flapbus.Move] = [:]
+        var lastShows: [UInt16: Flapbus.Show] = [:]
         var counters = Counters()
         var running = true
     }
@@ -32,10 +42,13 @@ public final class FlapbusLink: @unchecked Sendable {
     private let changed = NSCondition()
     private var thread: Thread?
 
+    private let statusNanos: Int64
+
     public init(open: @escaping @Sendable () throws(SerialError) -> any SerialTransport, retryMs: Int = 100,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                statusSeconds: Double = 5, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.open = open
         self.retryNanos = Int64(retryMs) * 1_000_000
+        self.statusNanos = Int64(statusSeconds * 1e9)
         self.log = log
     }
 
@@ -53,12 +66,19 @@ public final class FlapbusLink: @unchecked Sendable {
         while thread?.isFinished == false { usleep(1000) }
     }
 
-    /// Queues moves (≤ 255 a frame); remembered for a resync.
-    public func move(_ moves: [Flapbus.Move]) {
+    /// Queues a transition: `moves` for stepper controllers, `shows` (every flip's glyph at its
+    /// 90° instant) for LED ones; ≤ 255 a frame. Each module's last is kept for a resync.
+    public func transition(moves: [Flapbus.Move], shows: [Flapbus.Show]) {
         shared.withLock { s in
             for m in moves { s.lastMoves[m.module] = m }
-            s.outbox += Self.frames(moves)
+            for v in shows { s.lastShows[v.module] = v }
+            s.outbox.append(.transition(moves, shows))
         }
+    }
+
+    /// Homes these modules (none: every module).
+    public func home(_ modules: [UInt16] = []) {
+        shared.withLock { $0.outbox.append(.frame { Flapbus.home(nonce: $0, modules: modules) }) }
     }
 
     /// Waits until every frame queued so far has been acknowledged (bounded only against a hang).
@@ -80,15 +100,19 @@ public final class FlapbusLink: @unchecked Sendable {
                 shared.withLock { s in
                     // Every (re)open: who is there, what time it is; after a failure, every
                     // module's last move again, from now.
-                    var first: [(UInt16) -> [UInt8]] = [{ Flapbus.hello(nonce: $0) },
-                                                        { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) }]
+                    var first: [Job] = [.frame { Flapbus.hello(nonce: $0) },
+                                        .frame { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) }]
+                    s.counters.led = nil
                     if reopened {
                         s.counters.resyncs += 1
                         let now = UInt64(MonotonicClock.now() / 1000)
-                        let again = s.lastMoves.values.sorted { $0.module < $1.module }.map { m in
+                        let moves = s.lastMoves.values.sorted { $0.module < $1.module }.map { m in
                             Flapbus.Move(module: m.module, flap: m.flap, startMicros: max(m.startMicros, now), flipMs: m.flipMs)
                         }
-                        first += Self.frames(again)
+                        let shows = s.lastShows.values.sorted { $0.module < $1.module }.map { v in
+                            Flapbus.Show(module: v.module, code: v.code, atMicros: max(v.atMicros, now))
+                        }
+                        first.append(.transition(moves, shows))
                     }
                     s.outbox = first + s.outbox
                 }
@@ -98,11 +122,31 @@ public final class FlapbusLink: @unchecked Sendable {
             failed: { shared.withLock { $0.counters.disconnects += 1 } })
     }
 
-    /// MOVE frames of at most 255 moves each, waiting for their nonces.
-    private static func frames(_ moves: [Flapbus.Move]) -> [(UInt16) -> [UInt8]] {
-        stride(from: 0, to: moves.count, by: 255).map { chunk in
-            let part = Array(moves[chunk..<min(moves.count, chunk + 255)])
-            return { Flapbus.move(nonce: $0, part) }
+    /// MOVE or SHOW frames of at most 255 entries each, waiting for their nonces.
+    private static func frames(_ moves: [Flapbus.Move], _ shows: [Flapbus.Show], led: Bool) -> [Job] {
+        func chunks<T>(_ all: [T], _ make: @escaping (UInt16, [T]) -> [UInt8]) -> [Job] {
+            stride(from: 0, to: all.count, by: 255).map { i in
+                let part = Array(all[i..<min(all.count, i + 255)])
+                return .frame { make($0, part) }
+            }
+        }
+        return led ? chunks(shows) { Flapbus.show(nonce: $0, $1) } : chunks(moves) { Flapbus.move(nonce: $0, $1) }
+    }
+
+    /// The next frame to send: HELLO and SYNC at once, anything else once INFO has come.
+    private func nextFrame() -> ((UInt16) -> [UInt8])? {
+        shared.withLock { s in
+            while let job = s.outbox.first {
+                switch job {
+                case .frame(let make):
+                    s.outbox.removeFirst()
+                    return make
+                case .transition(let moves, let shows):
+                    guard let led = s.counters.led else { return nil }
+                    s.outbox.replaceSubrange(0..<1, with: Self.frames(moves, shows, led: led))
+                }
+            }
+            return nil
         }
     }
 
@@ -110,14 +154,18 @@ public final class FlapbusLink: @unchecked Sendable {
         var splitter = FrameSplitter()
         var nonce: UInt16 = 0
         var inFlight: [Pending] = []
-        var lastSync = MonotonicClock.now()
+        var lastSync = MonotonicClock.now(), lastStatus = MonotonicClock.now()
         defer { inFlightCount.withLock { $0 = 0 } }
         while running {
             if MonotonicClock.now() - lastSync > 10_000_000_000 {
-                shared.withLock { $0.outbox.append { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) } }
+                shared.withLock { $0.outbox.append(.frame { Flapbus.sync(nonce: $0, hostMicros: UInt64(MonotonicClock.now() / 1000)) }) }
                 lastSync = MonotonicClock.now()
             }
-            while inFlight.count < Self.window, let make = shared.withLock({ s in s.outbox.isEmpty ? nil : s.outbox.removeFirst() }) {
+            if MonotonicClock.now() - lastStatus > statusNanos {
+                shared.withLock { $0.outbox.append(.frame { Flapbus.status(nonce: $0) }) }
+                lastStatus = MonotonicClock.now()
+            }
+            while inFlight.count < Self.window, let make = nextFrame() {
                 nonce = nonce == UInt16.max ? 1 : nonce + 1
                 let frame = make(nonce)
                 try transport.write(frame)
@@ -137,8 +185,9 @@ public final class FlapbusLink: @unchecked Sendable {
                     case .info(let n, _, let modules, let led, _):
                         answered = n
                         shared.withLock { $0.counters.modules = modules; $0.counters.led = led }
-                    case .status(let n, _):
+                    case .status(let n, let modules):
                         answered = n
+                        shared.withLock { $0.counters.reported = modules; $0.counters.statusReports += 1 }
                     }
                     if inFlight.contains(where: { $0.nonce == answered }) {
                         inFlight.removeAll { $0.nonce == answered }

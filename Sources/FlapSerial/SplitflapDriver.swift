@@ -44,8 +44,9 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
         link.stop()
     }
 
-    public func planned(board: Int, moves: [ModuleMove], transitionStart: Int64) {
+    public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
+        let moves = plan.moves
         lock.lock()
         let moving = Set(moves.map { Int($0.row) * cols + Int($0.col) })
         due.removeAll { moving.contains($0.module) }
@@ -62,7 +63,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
             guard let next = due.last else { lock.wait(); continue }
             let now = MonotonicClock.now()
             if next.at > now {
-                lock.wait(until: Date().addingTimeInterval(Double(next.at - now) / 1e9))
+                _ = lock.wait(until: Date().addingTimeInterval(Double(next.at - now) / 1e9))
                 continue
             }
             while let d = due.last, d.at <= MonotonicClock.now() {

@@ -70,8 +70,9 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
         while thread?.isFinished == false { usleep(1000) }
     }
 
-    public func planned(board: Int, moves: [ModuleMove], transitionStart: Int64) {
+    public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
+        let moves = plan.moves
         lock.lock()
         let moving = Set(moves.map { Int($0.row) * cols + Int($0.col) })
         due.removeAll { moving.contains($0.module) }

@@ -7,7 +7,8 @@ import Glibc
 
 /// A scripted flapbus controller on the controlling side of a pseudo-terminal pair, for another
 /// process to open at `devicePath`: reads frames with the independent decoder, records them, and
-/// answers HELLO with INFO and everything else with ACK — or drops or corrupts the answer as told.
+/// answers HELLO with INFO (stepper or LED modules), STATUS with a report (`faulty` modules in
+/// fault, the rest normal) and everything else with ACK — or drops or corrupts the answer as told.
 public final class ScriptedController: @unchecked Sendable {
     public enum Answer { case answer, drop, corrupt }
 
@@ -23,20 +24,29 @@ public final class ScriptedController: @unchecked Sendable {
         public var module: Int, flap: Int, startMicros: UInt64, flipMs: Int
     }
 
+    /// A SHOW entry as read here.
+    public struct Show: Equatable, Sendable {
+        public var module: Int, code: Int, atMicros: UInt64
+    }
+
     public let devicePath: String
     public let received = Mutex<[Received]>([])
     private let master: Int32, slave: Int32
     private let script: [Answer]
     private let modules: Int
+    private let led: Bool
+    private let faulty: Set<Int>
     private let running = Atomic(true)
     private var thread: Thread?
 
-    public init(modules: Int, _ script: [Answer] = []) throws {
+    public init(modules: Int, led: Bool = false, faulty: Set<Int> = [], _ script: [Answer] = []) throws {
         let (m, s) = try PseudoTerminal.open()
         master = m
         slave = s
         devicePath = slavePath(slave: s)
         self.modules = modules
+        self.led = led
+        self.faulty = faulty
         self.script = script
         thread = Thread { [self] in serve() }
         thread?.start()
@@ -46,15 +56,27 @@ public final class ScriptedController: @unchecked Sendable {
 
     /// Every MOVE entry received, in order (a frame sent again counts once).
     public var moves: [Move] {
+        entries(of: 0x10, size: 13) { p, o in Move(module: Int(u(p, o, 2)), flap: Int(p[o + 2]), startMicros: u(p, o + 3, 8), flipMs: Int(u(p, o + 11, 2))) }
+    }
+
+    /// Every SHOW entry received, in order (a frame sent again counts once).
+    public var shows: [Show] {
+        entries(of: 0x11, size: 11) { p, o in Show(module: Int(u(p, o, 2)), code: Int(p[o + 2]), atMicros: u(p, o + 3, 8)) }
+    }
+
+    /// The frame types received, in order (a frame sent again counts once).
+    public var types: [UInt8] {
         var seen: Set<UInt16> = []
-        var out: [Move] = []
-        for f in received.withLock({ $0 }) where f.type == 0x10 && seen.insert(f.nonce).inserted {
-            let p = f.payload
-            func u(_ o: Int, _ n: Int) -> UInt64 { (0..<n).reduce(0) { $0 | UInt64(p[o + $1]) << (8 * UInt64($1)) } }
-            for i in 0..<Int(p[0]) {
-                let o = 1 + i * 13
-                out.append(Move(module: Int(u(o, 2)), flap: Int(p[o + 2]), startMicros: u(o + 3, 8), flipMs: Int(u(o + 11, 2))))
-            }
+        return received.withLock { $0 }.filter { seen.insert($0.nonce).inserted }.map(\.type)
+    }
+
+    private func u(_ p: [UInt8], _ o: Int, _ n: Int) -> UInt64 { (0..<n).reduce(0) { $0 | UInt64(p[o + $1]) << (8 * UInt64($1)) } }
+
+    private func entries<T>(of type: UInt8, size: Int, _ read: ([UInt8], Int) -> T) -> [T] {
+        var seen: Set<UInt16> = []
+        var out: [T] = []
+        for f in received.withLock({ $0 }) where f.type == type && seen.insert(f.nonce).inserted {
+            for i in 0..<Int(f.payload[0]) { out.append(read(f.payload, 1 + i * size)) }
         }
         return out
     }
@@ -73,7 +95,11 @@ public final class ScriptedController: @unchecked Sendable {
             index += 1
             guard answer != .drop else { return }
             if frame.type == 0x01 {
-                send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), 0, 0], corrupt: answer == .corrupt)
+                send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), led ? 1 : 0, 0], corrupt: answer == .corrupt)
+            } else if frame.type == 0x13 {
+                // state, flap, missed_home u16, unexpected_home u16, crc_errors u16
+                let report = (0..<modules).flatMap { faulty.contains($0) ? [3, 0, 4, 0, 1, 0, 0, 0] : [0, 0, 0, 0, 0, 0, 0, 0] as [UInt8] }
+                send(0x93, nonce: frame.nonce, [UInt8(modules & 255), UInt8(modules >> 8)] + report, corrupt: answer == .corrupt)
             } else {
                 send(0x80, nonce: frame.nonce, [0], corrupt: answer == .corrupt)
             }

@@ -143,7 +143,7 @@ public final class Conductor: Sendable {
             }
             for sink in clackSinks { sink.schedule(board: board, clacks: clacks, since: transition.start) }
         }
-        for sink in planSinks { sink.planned(board: board, moves: transition.plan.moves, transitionStart: transition.start) }
+        for sink in planSinks { sink.planned(board: board, plan: transition.plan, transitionStart: transition.start) }
         if nothingMoves {
             for d in drivers { d.settled(board: board, transition: transition.number, frame: frame) }
         }

@@ -110,6 +110,70 @@ import Testing
     }
 }
 
+extension FlapbusOutputTests {
+    /// An LED controller is shown every flip's glyph at its 90° instant (SHOW, never MOVE); HOME
+    /// goes first when asked; STATUS reports reach /status; a flip interval changed by SIGHUP
+    /// reaches the wire.
+    @Test func anLEDControllerIsShownEachFlipAndReportsItsModules() async throws {
+        let controller = try ScriptedController(modules: 3, led: true, faulty: [2])
+        defer { controller.stop() }
+        func yaml(flip: Int) -> String {
+            """
+            local_api: { port: 0 }
+            sound: { enabled: false }
+            boards:
+              - id: sign
+                rows: 1
+                cols: 3
+                output: flapbus
+                serial: { port: \(controller.devicePath), home_at_start: true, status_seconds: 1 }
+                timing: { flip_ms: \(flip) }
+            """
+        }
+        let config = try configFile(yaml(flip: 80))
+        let plan = try FlapdProcess(["plan", "--to", "CAB", "--config", config])
+        #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
+        let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
+        let flips = planned.reduce(0) { $0 + ($1["flips"] as! Int) }
+
+        let flapd = try FlapdProcess(["run", "--config", config, "--plain", "--no-sound"])
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"CAB"}"#.utf8)).status == 201)
+        #expect(await eventually { controller.shows.count == flips }, "\(controller.shows)\n\(flapd.stderr)")
+        #expect(Array(controller.types.prefix(3)) == [0x01, 0x02, 0x12] && controller.moves.isEmpty, "\(controller.types)")
+        // Each flip's glyph (standard drum: blank, A, B, C … so the k-th flip from blank shows
+        // code k) at the plan's clack instants, all from one transition start.
+        let shows = controller.shows
+        var starts: Set<UInt64> = []
+        for p in planned {
+            let mine = shows.filter { $0.module == p["col"] as! Int }
+            #expect(mine.map(\.code) == Array(1...(p["flips"] as! Int)), "module \(p["col"]!)")
+            let clacks = (p["clacks_ms"] as! [Double]).map { UInt64($0 * 1000) }
+            starts.formUnion(zip(mine, clacks).map { $0.atMicros - $1 })
+        }
+        #expect(starts.count == 1, "\(shows)")
+        // The STATUS report: module 2 is in fault.
+        var modules: [String: Any]?
+        let deadline = Date().addingTimeInterval(30)  // a bound against a hang: reports come every second
+        while modules?["faulty"] as? Int != 1, Date() < deadline {
+            let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
+            modules = (report?["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any]
+        }
+        #expect((modules?["reported"] as? [[String: Any]])?.map { $0["state"] as? String } == ["normal", "normal", "fault"])
+        #expect((modules?["serial"] as? [String: Any])?["controller_kind"] as? String == "led")
+        // A new flip interval by SIGHUP: the next SHOWs are 150 ms apart.
+        try yaml(flip: 150).write(toFile: config, atomically: true, encoding: .utf8)
+        kill(flapd.pid, SIGHUP)
+        #expect(await flapd.waitForLog("config reloaded"))
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"CAF"}"#.utf8)).status == 201)
+        #expect(await eventually { controller.shows.count == flips + 4 }, "\(controller.shows)")
+        let next = controller.shows.dropFirst(flips).map(\.atMicros)
+        #expect(controller.shows.dropFirst(flips).map(\.code) == [3, 4, 5, 6] && zip(next, next.dropFirst()).allSatisfy { $1 - $0 == 150_000 }, "\(next)")
+        flapd.terminate()
+        #expect(await flapd.waitForExit() == 0)
+    }
+}
+
 /// A config file with these contents, in a folder of its own under the temporary directory.
 func configFile(_ yaml: String) throws -> String {
     let dir = try scratchDirectory("flap-config")

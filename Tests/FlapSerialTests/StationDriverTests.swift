@@ -12,6 +12,10 @@ import Testing
         ModuleMove(row: 0, col: col, from: 0, to: to, flips: Int32(to), direction: 1, start: startMs * 1_000_000)
     }
 
+    func plan(_ moves: [ModuleMove]) -> FlipPlan {
+        FlipPlan(rows: 1, cols: 4, drum: .standard, timing: FlipTiming(), moves: moves)
+    }
+
     /// Polls `condition` for up to 20 s (a bound against a hang, not a timing check).
     func soon(_ condition: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(20)
@@ -31,10 +35,10 @@ import Testing
         #expect(soon { Independent.krone(peer.received.withLock { $0 }).count >= 5 })
         #expect(Array(Independent.krone(peer.received.withLock { $0 }).prefix(5)) == first)
         // Columns 1 and 2 fall due together, after column 3 and before column 0.
-        driver.planned(board: 0, moves: [move(col: 0, to: 130, startMs: 90), move(col: 1, to: 7, startMs: 40),
-                                         move(col: 2, to: 9, startMs: 40), move(col: 3, to: 3, startMs: 0)],
+        driver.planned(board: 0, plan: plan([move(col: 0, to: 130, startMs: 90), move(col: 1, to: 7, startMs: 40),
+                                         move(col: 2, to: 9, startMs: 40), move(col: 3, to: 3, startMs: 0)]),
                        transitionStart: MonotonicClock.now())
-        driver.planned(board: 1, moves: [move(col: 0, to: 1, startMs: 0)], transitionStart: 0)  // another board's
+        driver.planned(board: 1, plan: plan([move(col: 0, to: 1, startMs: 0)]), transitionStart: 0)  // another board's
         #expect(soon { Independent.krone(peer.received.withLock { $0 }).count >= 5 + 4 + 2 })
         let after = Array(Independent.krone(peer.received.withLock { $0 }).dropFirst(5))
         let codes = after.filter { $0.command == 8 }.map { [$0.address!, $0.value!] }
@@ -56,7 +60,7 @@ import Testing
         driver.start(positions: nil)
         defer { driver.stop() }
         #expect(soon { Independent.omega(first.received.withLock { $0 }).count == 3 })
-        driver.planned(board: 0, moves: [move(col: 1, to: 17, startMs: 0)], transitionStart: MonotonicClock.now())
+        driver.planned(board: 0, plan: plan([move(col: 1, to: 17, startMs: 0)]), transitionStart: MonotonicClock.now())
         #expect(soon { Independent.omega(first.received.withLock { $0 }).count == 4 })
         #expect(Independent.omega(first.received.withLock { $0 }).last == .init(command: 0xC0, address: 2, value: 17))
         first.hangUp()
