@@ -32,10 +32,11 @@ enum SerialBench {
         row("flapbus: SYNC + MOVE (132 modules)", "\(flapbusBytes) bytes, sent once at the plan")
         row("  baud to deliver it within a flip", String(format: "%.0f", Double(flapbusBytes * 10) / (flipMs / 1000)))
 
-        // Krone FBM: SET_CODE each module, then SET_ALL; 8E1 = 11 bits a byte at 4800 baud.
-        let kroneBytes = (0..<n).reduce(0) { $0 + KroneFBM.setCode(address: UInt8($1), code: 5).count } + KroneFBM.setAll().count
-        row("Krone FBM: SET_CODE × 132 + SET_ALL", String(format: "%d bytes; %.2f s at its 4800 baud; %.0f baud to fit a flip",
-                                                          kroneBytes, Double(kroneBytes * 11) / 4800, Double(kroneBytes * 11) / (flipMs / 1000)))
+        // Krone FBM, as StationDriver sends it: at each cascade instant SET_CODE for the modules
+        // due, then SET_ALL; 8E1 = 11 bits a byte at 4800 baud.
+        let kroneBytes = (0..<n).reduce(0) { $0 + KroneFBM.setCode(address: UInt8($1), code: 5).count } + instants.count * KroneFBM.setAll().count
+        row("Krone FBM: 132 SET_CODE, SET_ALL/instant", String(format: "%d bytes; %.2f s at its 4800 baud; %.0f baud to fit the cascade",
+                                                                       kroneBytes, Double(kroneBytes * 11) / 4800, Double(kroneBytes * 11) / (Double(starts.map(\.ms).max()!) / 1000 + flipMs / 1000)))
         // Omega: SET_POSITION each module, each after a 50 ms break.
         let omegaBytes = (0..<n).reduce(0) { $0 + OmegaRS485.setPosition(address: UInt8($1), position: 5).count }
         let omegaSeconds = Double(n) * (Double(OmegaRS485.breakMilliseconds) / 1000) + Double(omegaBytes * 10) / 19_200
