@@ -81,6 +81,12 @@ public enum Planner {
                 i += 1
             }
         }
+        if !timing.powerGroups.isEmpty {
+            // A module finishing a flip counts until it ends (a moving one starts after that).
+            var busy: [(row: Int, col: Int, until: Int64)] = []
+            for (i, s) in states.enumerated() where s.readyAt > 0 { busy.append((i / cols, i % cols, s.readyAt)) }
+            moves = PowerBudget.apply(moves, groups: timing.powerGroups, flip: timing.flip, busy: busy)
+        }
         return FlipPlan(rows: rows, cols: cols, drum: drum, timing: timing, moves: moves)
     }
 

@@ -5,6 +5,8 @@ public struct FlipTiming: Hashable, Sendable {
     public var flip: Int64
     public var columnStagger: Int64
     public var rowStagger: Int64
+    /// Groups of modules sharing a supply; the cascade stretches to keep each under its limit.
+    public var powerGroups: [PowerGroup] = []
 
     /// 120 ms per flip, 20 ms per column, 50 ms per row.
     public init(flip: Int64 = 120_000_000, columnStagger: Int64 = 20_000_000, rowStagger: Int64 = 50_000_000) {
