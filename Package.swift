@@ -41,6 +41,7 @@ let package = Package(
         .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapTiming", "CSerialPort"]),
         // For tests of serial buses: decoders written apart from the encoders, a scripted display.
         .target(name: "FlapSerialTesting", dependencies: ["FlapSerial"]),
+        .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapTiming", "CGPIOD"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
         // The message API client: WebSocket subscription and REST catch-up.
@@ -122,6 +123,7 @@ let package = Package(
         .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
+        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
         .testTarget(

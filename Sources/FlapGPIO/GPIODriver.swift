@@ -1,0 +1,154 @@
+import FlapCore
+import FlapTiming
+import Foundation
+
+/// One board of stepper modules on GPIO lines: each plan becomes every module's step instants
+/// (`StepGeometry`), which a small thread of its own plays out — it sleeps to each instant with
+/// `clock_nanosleep(TIMER_ABSTIME)` and writes the lines `LineEngine` says. A new plan replaces a
+/// module's steps from its new start on (the flip in progress finishes first, as planned).
+public final class GPIODriver: MovePlanSink, @unchecked Sendable {
+    /// What has happened on the lines.
+    public struct Counters: Sendable, Equatable {
+        public var steps = 0
+        public var writes = 0
+        public var failures = 0
+        /// The most a step went out after its instant, in µs.
+        public var maxLateMicros: Int64 = 0
+    }
+
+    public let board: Int
+    private let cols: Int
+    private let geometry: StepGeometry
+    private let outputs: any GPIOOutputs
+    private let log: @Sendable (String) -> Void
+    private let lock = NSCondition()
+    private var engine: LineEngine
+    /// Each module's step instants still to come (monotonic ns, ascending).
+    private var pending: [[Int64]]
+    /// STEP/DIR: modules whose pulse ends at that instant.
+    private var pulses: [(at: Int64, module: Int)] = []
+    /// Modules to release (coils off) at that instant, once their move is over.
+    private var releases: [Int: Int64] = [:]
+    private var enabled = false
+    private var running = false
+    private var counters = Counters()
+    private var thread: Thread?
+
+    public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry,
+                outputs: any GPIOOutputs, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.board = board
+        self.cols = cols
+        self.geometry = geometry
+        self.outputs = outputs
+        self.log = log
+        engine = LineEngine(wiring: wiring, modules: rows * cols)
+        pending = Array(repeating: [], count: rows * cols)
+    }
+
+    public var stats: Counters { lock.lock(); defer { lock.unlock() }; return counters }
+
+    /// Whether every module has finished its steps and been released.
+    public var idle: Bool { lock.lock(); defer { lock.unlock() }; return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty }
+
+    public func start() {
+        lock.lock(); running = true; lock.unlock()
+        let t = Thread { [self] in loop() }
+        t.name = "gpio-steps"
+        t.qualityOfService = .userInteractive
+        thread = t
+        t.start()
+    }
+
+    public func stop() {
+        lock.lock(); running = false; lock.broadcast(); lock.unlock()
+        while thread?.isFinished == false { usleep(1000) }
+    }
+
+    public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
+        guard board == self.board else { return }
+        let flip = plan.timing.flip
+        lock.lock()
+        for m in plan.moves {
+            let module = Int(m.row) * cols + Int(m.col)
+            let start = transitionStart + m.start
+            pending[module].removeAll { $0 >= start }
+            pending[module] += geometry.stepInstants(of: m, flip: flip).map { transitionStart + $0 }
+            releases[module] = transitionStart + m.end(flip: flip)
+        }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// The next instant something is due, if any.
+    private var nextInstant: Int64? {
+        let steps = pending.lazy.compactMap(\.first).min()
+        return [steps, pulses.map(\.at).min(), releases.values.min()].compactMap { $0 }.min()
+    }
+
+    private func loop() {
+        lock.lock()
+        while running {
+            guard let next = nextInstant else { lock.wait(); continue }
+            let now = MonotonicClock.now()
+            if next > now {
+                // Sleep on the clock, not the condition: but no longer than 5 ms, so a new plan
+                // with an earlier instant is picked up in time.
+                lock.unlock()
+                MonotonicClock.sleep(until: min(next, now + 5_000_000))
+                lock.lock()
+                continue
+            }
+            let writes = due(now: MonotonicClock.now())
+            lock.unlock()
+            var failed = 0
+            for levels in writes {
+                do { try outputs.write(levels) } catch {
+                    failed += 1
+                    log("\(error)")
+                }
+            }
+            lock.lock()
+            counters.writes += writes.count
+            counters.failures += failed
+        }
+        lock.unlock()
+    }
+
+    /// Everything due by `now`, in order: pulses end, modules step (one step each: a late
+    /// module's next step waits for the next round, so every pulse is whole), idle modules
+    /// are released. Returns the level vectors to write.
+    private func due(now: Int64) -> [[Bool]] {
+        var out: [[Bool]] = []
+        let ending = pulses.filter { $0.at <= now }.map(\.module)
+        if !ending.isEmpty {
+            pulses.removeAll { $0.at <= now }
+            out += engine.endPulse(ending)
+        }
+        let pulsing = Set(pulses.map(\.module))
+        var stepping: [Int] = []
+        for m in pending.indices where !pulsing.contains(m) {
+            guard let t = pending[m].first, t <= now else { continue }
+            pending[m].removeFirst()
+            stepping.append(m)
+            counters.steps += 1
+            counters.maxLateMicros = max(counters.maxLateMicros, (now - t) / 1000)
+        }
+        if !stepping.isEmpty {
+            if !enabled { out += engine.enable(true, modules: Array(pending.indices)); enabled = true }
+            out += engine.step(stepping)
+            if case .stepDir(let s) = engine.wiring.kind {
+                pulses += stepping.map { (now + s.pulseNanos, $0) }
+            }
+        }
+        let releasing = releases.filter { $0.value <= now && pending[$0.key].isEmpty && !pulsing.contains($0.key) }.map(\.key).sorted()
+        if !releasing.isEmpty {
+            for m in releasing { releases[m] = nil }
+            out += engine.release(releasing)
+            if releases.isEmpty, pending.allSatisfy(\.isEmpty), enabled {
+                out += engine.enable(false, modules: Array(pending.indices))
+                enabled = false
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,85 @@
+import CGPIOD
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a GPIO chip or line could not be used, said so that the reader can fix it.
+public struct GPIOError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A board's output lines: every write sets all of them at once.
+public protocol GPIOOutputs: AnyObject, Sendable {
+    func write(_ levels: [Bool]) throws(GPIOError)
+}
+
+/// Output lines of a chip through libgpiod (v1 or v2, as built), requested together.
+public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
+    private let request: UnsafeMutablePointer<flap_gpio_request>
+    public let chip: String
+    public let lines: [Int]
+    private var values: [Int32]
+
+    /// Requests `lines` of `chip` (a path such as /dev/gpiochip0, or its name gpiochip0) as
+    /// outputs set to `initial`. Fails naming the chip, the line and the fix.
+    public init(chip: String, lines: [Int], initial: [Bool], consumer: String = "flapd") throws(GPIOError) {
+        let path = Self.path(chip)
+        let count = flap_gpio_chip_lines(path)
+        guard count >= 0 else { throw Self.chipError(chip, path: path, errno) }
+        if let bad = lines.first(where: { $0 < 0 || $0 >= Int(count) }) {
+            throw GPIOError("\(chip) has lines 0–\(count - 1); line \(bad) does not exist (check the line numbers in the board's gpio block)")
+        }
+        let offsets = lines.map { UInt32($0) }
+        guard let r = flap_gpio_request_lines(path, offsets, UInt32(offsets.count), 1, 0, consumer) else {
+            throw Self.lineError(chip, lines: lines, errno)
+        }
+        request = r
+        self.chip = chip
+        self.lines = lines
+        values = initial.map { $0 ? 1 : 0 }
+        try write(initial)
+    }
+
+    public func write(_ levels: [Bool]) throws(GPIOError) {
+        for i in levels.indices { values[i] = levels[i] ? 1 : 0 }
+        guard flap_gpio_set(request, values) == 0 else {
+            throw GPIOError("writing lines \(lines) of \(chip) failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { flap_gpio_release(request) }
+
+    /// Which libgpiod API this build speaks ("v1" or "v2").
+    public static var api: String { String(cString: flap_gpio_api()) }
+
+    static func path(_ chip: String) -> String { chip.hasPrefix("/") ? chip : "/dev/" + chip }
+
+    static func chipError(_ chip: String, path: String, _ e: Int32) -> GPIOError {
+        switch e {
+        case ENOENT: GPIOError("no GPIO chip \(chip) (\(path) does not exist; `gpiodetect` lists the chips)")
+        case EACCES, EPERM: GPIOError("no permission to open \(path): add flapd's user to the gpio group (`sudo usermod -aG gpio flapd`) or see hardware/README.md for the udev rule")
+        default: GPIOError("cannot open \(path): \(String(cString: strerror(e)))")
+        }
+    }
+
+    static func lineError(_ chip: String, lines: [Int], _ e: Int32) -> GPIOError {
+        switch e {
+        case EBUSY: GPIOError("a line of \(chip) among \(lines) is busy: another program (or a kernel driver) holds it; `gpioinfo \(chip)` shows who")
+        case EACCES, EPERM: GPIOError("no permission to request lines \(lines) of \(chip): add flapd's user to the gpio group")
+        default: GPIOError("cannot request lines \(lines) of \(chip): \(String(cString: strerror(e)))")
+        }
+    }
+}
+
+/// Writes counted and, when asked, kept: the benchmark's sink and the unit tests' recorder.
+public final class RecordingOutputs: GPIOOutputs, @unchecked Sendable {
+    public private(set) var writes = 0
+    public private(set) var recorded: [[Bool]] = []
+    private let keep: Bool
+    public init(keep: Bool = true) { self.keep = keep }
+    public func write(_ levels: [Bool]) throws(GPIOError) {
+        writes += 1
+        if keep { recorded.append(levels) }
+    }
+}

@@ -1,0 +1,56 @@
+@testable import FlapCore
+import FlapTiming
+import Foundation
+import Testing
+@testable import FlapGPIO
+
+/// The driver's thread against a recording sink (the kernel's own lines are in the HIL test).
+@Suite struct GPIODriverTests {
+    /// Polls for up to 20 s (a bound against a hang, not a timing check).
+    func soon(_ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(20)
+        while !condition() { if Date() > end { return false }; usleep(1000) }
+        return true
+    }
+
+    @Test func everyStepOfThePlanIsOnePulseInCascadeOrder() throws {
+        let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2, 3], dir: [4], enable: [5], pulseNanos: 100_000)))
+        let geometry = StepGeometry(stepsPerRevolution: 200, flaps: 40)  // 5 steps a flip
+        let sink = RecordingOutputs()
+        let driver = GPIODriver(board: 0, rows: 1, cols: 3, wiring: wiring, geometry: geometry, outputs: sink)
+        driver.start()
+        defer { driver.stop() }
+        let from = Frame(rows: 1, cols: 3), to = try Frame(codes: [[3, 1, 0]], rows: 1, cols: 3)
+        let plan = Planner.plan(from: from, to: to, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 30, rowStaggerMs: 0), motion: .forward)!
+        driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
+        #expect(soon { driver.idle })
+        let w = sink.recorded
+        // Rising edges of each STEP line: 3 flips × 5 = 15 for column 0, 5 for column 1, none for 2.
+        func rises(_ line: Int) -> [Int] { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] } }
+        #expect(rises(0).count == 15 && rises(1).count == 5 && rises(2).isEmpty)
+        #expect(rises(0).first! < rises(1).first!, "column 0 starts first")
+        // DIR forward all along; ENABLE (active low) low while stepping, high again at the end.
+        #expect(w.allSatisfy { $0[3] })
+        #expect(!w[rises(0).first!][4] && w.last![4] && w.last!.prefix(3).allSatisfy { !$0 })
+        #expect(driver.stats.steps == 20)
+    }
+
+    @Test func aNewPlanReplacesAModulesStepsFromItsNewStart() throws {
+        let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: false))
+        let sink = RecordingOutputs()
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring,
+                                geometry: StepGeometry(stepsPerRevolution: 80, flaps: 40), outputs: sink)  // 2 steps a flip
+        driver.start()
+        defer { driver.stop() }
+        let t0 = MonotonicClock.now() + 1_000_000_000
+        let first = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0),
+                             moves: [ModuleMove(row: 0, col: 0, from: 0, to: 10, flips: 10, direction: 1, start: 0)])
+        driver.planned(board: 0, plan: first, transitionStart: t0)
+        // Before it starts, a new plan: 3 flips only.
+        let second = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: first.timing,
+                              moves: [ModuleMove(row: 0, col: 0, from: 0, to: 3, flips: 3, direction: 1, start: 0)])
+        driver.planned(board: 0, plan: second, transitionStart: t0)
+        #expect(soon { driver.idle })
+        #expect(driver.stats.steps == 6 && sink.recorded.last == [false, false, false, false], "released at the end")
+    }
+}

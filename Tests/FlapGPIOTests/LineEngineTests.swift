@@ -1,0 +1,69 @@
+import FlapCore
+import Testing
+@testable import FlapGPIO
+
+@Suite struct LineEngineTests {
+    @Test func stepDirPulsesEachModulesStepLine() {
+        let wiring = GPIOWiring(chip: "gpiochip0", kind: .stepDir(.init(step: [17, 27], dir: [22], enable: [23], pulseNanos: 2000)))
+        var e = LineEngine(wiring: wiring, modules: 2)
+        #expect(wiring.lines == [17, 27, 22, 23])
+        // At rest: STEP low, DIR forward (high), drivers disabled (ENABLE active low → high).
+        #expect(e.initial == [false, false, true, true])
+        #expect(e.enable(true, modules: [0, 1]) == [[false, false, true, false]])
+        #expect(e.step([1]) == [[false, true, true, false]])
+        #expect(e.endPulse([1]) == [[false, false, true, false]])
+        #expect(e.release([1]).isEmpty)
+    }
+
+    @Test func unipolarCoilsWalkTheirSequenceAndRelease() {
+        let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4], [5, 6, 7, 8]], halfStep: false))
+        var e = LineEngine(wiring: wiring, modules: 2)
+        let coils = (0..<5).map { _ in Array(e.step([0])[0][0..<4]) }
+        #expect(coils == [GPIOWiring.fullStep[1], GPIOWiring.fullStep[2], GPIOWiring.fullStep[3], GPIOWiring.fullStep[0], GPIOWiring.fullStep[1]])
+        #expect(e.levels[4..<8].allSatisfy { !$0 }, "module 1 never moved")
+        #expect(e.release([0]) == [Array(repeating: false, count: 8)])
+        var half = LineEngine(wiring: GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: true)), modules: 1)
+        #expect((0..<8).map { _ in half.step([0])[0] } == Array(GPIOWiring.halfStep[1...] + GPIOWiring.halfStep[..<1]))
+    }
+
+    /// A chain of 74HC595s simulated here from the datasheet: on CLOCK's rising edge every
+    /// register shifts one place (DATA into the first chip's Q0 side), on LATCH's rising edge
+    /// the outputs take the register. Returns the outputs, chain position 0's bits first.
+    func simulate595(_ writes: [[Bool]], data: Int, clock: Int, latch: Int, bits: Int) -> [Bool] {
+        var register = Array(repeating: false, count: bits), outputs = register
+        var lastClock = false, lastLatch = false
+        for w in writes {
+            if w[clock] && !lastClock { register = [w[data]] + register.dropLast() }
+            if w[latch] && !lastLatch { outputs = register }
+            lastClock = w[clock]; lastLatch = w[latch]
+        }
+        return outputs
+    }
+
+    @Test func aShiftChainCarriesEveryModulesCoilsInChainOrder() {
+        // Three modules; the chain runs module 2, then 0, then 1 from the Pi; 8 bits a module.
+        let chain = GPIOWiring.ShiftChain(data: 10, clock: 11, latch: 8, bitsPerModule: 8, order: [2, 0, 1])
+        var e = LineEngine(wiring: GPIOWiring(chip: "c", kind: .shiftChain(chain)), modules: 3)
+        _ = e.step([0])
+        let writes = e.step([0, 1])
+        #expect(writes.count == 3 * 8 * 2 + 2)
+        let q = simulate595(writes, data: 0, clock: 1, latch: 2, bits: 24)
+        // Position p's bits are q[8p ..< 8p+4] (Q0…Q3 = IN1…IN4), its other four stay low.
+        let at = { (p: Int) in Array(q[(8 * p)..<(8 * p + 4)]) }
+        #expect(at(1) == GPIOWiring.fullStep[2], "module 0 took two steps")
+        #expect(at(2) == GPIOWiring.fullStep[1], "module 1 took one")
+        #expect(at(0) == [false, false, false, false], "module 2 never moved: coils off")
+        #expect(stride(from: 0, to: 24, by: 8).allSatisfy { !q[($0 + 4)..<($0 + 8)].contains(true) })
+        let off = simulate595(writes + e.release([0, 1]), data: 0, clock: 1, latch: 2, bits: 24)
+        #expect(!off.contains(true))
+    }
+}
+
+@Suite struct LibgpiodTests {
+    @Test func aMissingChipIsNamedWithTheFix() {
+        #expect(LibgpiodOutputs.api == "v1" || LibgpiodOutputs.api == "v2")
+        #expect(throws: GPIOError("no GPIO chip gpiochip42 (/dev/gpiochip42 does not exist; `gpiodetect` lists the chips)")) {
+            _ = try LibgpiodOutputs(chip: "gpiochip42", lines: [1, 2], initial: [false, false])
+        }
+    }
+}
