@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial",
+                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

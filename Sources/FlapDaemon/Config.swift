@@ -67,6 +67,8 @@ public enum OutputKind: String, Sendable, CaseIterable {
     case krone
     /// Salvaged Omega RS-485 station modules.
     case omega
+    /// Stepper modules on the Pi's GPIO lines (STEP/DIR drivers, 28BYJ-48 coils, 74HC595 chains).
+    case gpio
 }
 
 /// A serial port and how its line is set.
@@ -92,6 +94,8 @@ public struct BoardConfig: Sendable {
     public var output = OutputKind.virtual
     /// The port of a serial output.
     public var serial: SerialConfig?
+    /// The lines and motors of a GPIO output.
+    public var gpio: GPIOBoardConfig?
     public var motion = Motion.forward
     public var timing = FlipTiming()
     public var layout = Layout()

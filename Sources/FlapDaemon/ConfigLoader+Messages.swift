@@ -93,7 +93,7 @@ extension ConfigLoader {
     }
 
     /// `[first, last]` (inclusive, from 0) within the board; absent: all of it.
-    private static func span(_ node: ConfigNode, _ key: String, size: Int, what: String, board: String) -> Range<Int>? {
+    static func span(_ node: ConfigNode, _ key: String, size: Int, what: String, board: String) -> Range<Int>? {
         guard let v = node.value(key) else { return 0..<size }
         guard let pair = v.sequence?.compactMap(\.int), pair.count == 2, v.sequence?.count == 2 else {
             node.issues.add(node.sub(key), v, "expected [first, last] \(what), counted from 0"); return nil

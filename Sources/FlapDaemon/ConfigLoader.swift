@@ -182,7 +182,7 @@ public enum ConfigLoader {
             let bus = StationBus(rawValue: b.output.rawValue)!
             b.serial = serial(node.child("serial"), defaultBaud: bus.settings.baud, defaultRetry: 100,
                               defaultParity: bus.settings.parity, modules: b.rows * b.cols)
-        case .virtual:
+        case .virtual, .gpio:
             if node.value("serial") != nil {
                 node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (splitflap, flapbus, krone, omega) has a serial port")
             }
@@ -193,6 +193,12 @@ public enum ConfigLoader {
                                 "\(error) (name one of \(Drum.named.keys.sorted().joined(separator: ", ")), or list the flaps as text)")
             }
         }
+        if b.output == .gpio {
+            b.gpio = gpio(node.child("gpio"), modules: b.rows * b.cols, flaps: b.drum.count, flip: b.timing.flip)
+        } else if node.value("gpio") != nil {
+            node.issues.add(node.sub("gpio"), node.value("gpio"), "only output: gpio has gpio lines")
+        }
+        b.timing.powerGroups = powerGroups(node, rows: b.rows, cols: b.cols)
         let align = node.child("align")
         b.layout = Layout(horizontal: align.choice("horizontal", default: HorizontalAlignment.center),
                           vertical: align.choice("vertical", default: VerticalAlignment.center))

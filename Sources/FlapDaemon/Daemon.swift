@@ -59,9 +59,10 @@ public struct Daemon: Sendable {
         if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
         let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger) }
         let serial = SerialOutputs(config: config, logger: logger)
+        let gpio = try GPIOBoards(config: config, logger: logger)
         let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
         let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
-        let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks, logger: logger,
+        let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { keeper?.changed() })
         if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal) }
         let rt = config.realtime
@@ -75,6 +76,7 @@ public struct Daemon: Sendable {
         }
         keeper?.start(wall)
         serial.start { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }
+        gpio.start()
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
             wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,
@@ -90,6 +92,7 @@ public struct Daemon: Sendable {
             finish(wall)
             wall.conductor.stop()
             serial.stop()
+            gpio.stop()
             keeper?.stop()
             sound?.stop()
             virtual.finish()
@@ -114,7 +117,7 @@ public struct Daemon: Sendable {
         let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
         let app = Application(
             router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } },
-                                                                               serial: serial)),
+                                                                               serial: serial, gpio: gpio)),
             configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? api.port

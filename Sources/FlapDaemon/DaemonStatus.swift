@@ -16,11 +16,13 @@ public struct DaemonStatus: Sendable {
     let sound: ClackPlayer?
     let messages: (client: MessageAPIClient, mailroom: Mailroom)?
     let serial: SerialOutputs
+    let gpio: GPIOBoards
     let started: Int64
 
     public init(wall: Wall, sound: ClackPlayer?, messages: (client: MessageAPIClient, mailroom: Mailroom)? = nil,
-                serial: SerialOutputs = SerialOutputs(), started: Int64 = MonotonicClock.now()) {
+                serial: SerialOutputs = SerialOutputs(), gpio: GPIOBoards = GPIOBoards(), started: Int64 = MonotonicClock.now()) {
         self.serial = serial
+        self.gpio = gpio
         self.wall = wall
         self.sound = sound
         self.messages = messages
@@ -68,6 +70,7 @@ public struct DaemonStatus: Sendable {
         let b = wall.config.boards[board]
         var report: [String: Any] = ["ok": b.rows * b.cols, "faulty": 0]
         if let link = serial.report(board: board) { report["serial"] = link }
+        if let lines = gpio.report(board: board) { report["gpio"] = lines }
         if let d = serial.splitflaps.first(where: { $0.board == board }), !d.link.counters.modules.isEmpty {
             let modules = d.link.counters.modules
             let faulty = modules.filter { $0.state != .normal }.count

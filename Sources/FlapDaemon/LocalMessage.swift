@@ -25,7 +25,7 @@ public enum LocalMessage: Equatable, Sendable {
             if case .dataCorrupted(let c) = error, c.codingPath.isEmpty,
                let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
                 // Valid JSON that the decoder refused as a whole: find the value that is no code.
-                let rows = root.isEmpty ? (json as? [String: Any])?["characters"] : json
+                let rows: Any? = root.isEmpty ? (json as? [String: Any])?["characters"] : json
                 if let place = firstNonInteger(rows, path: root.isEmpty ? "characters" : root) {
                     return .failure(.badRequest("\(place) is not a whole-number code"))
                 }

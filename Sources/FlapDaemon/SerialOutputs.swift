@@ -35,7 +35,7 @@ public struct SerialOutputs: Sendable {
             case .krone, .omega:
                 stations.append(StationDriver(board: i, cols: b.cols, addresses: serial.addresses,
                                               bus: StationBus(rawValue: b.output.rawValue)!, open: open, log: log))
-            case .virtual:
+            case .virtual, .gpio:
                 break
             }
         }
