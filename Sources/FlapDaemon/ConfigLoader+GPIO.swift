@@ -57,15 +57,15 @@ extension ConfigLoader {
                             "\(steps) steps cannot turn a drum of \(flaps) flaps (at least one step a flap)")
         }
         node.rejectUnknownKeys()
-        guard let wiring, steps >= flaps else { return nil }
-        let config = GPIOBoardConfig(wiring: GPIOWiring(chip: chip, kind: wiring),
-                                     geometry: StepGeometry(stepsPerRevolution: steps, flaps: flaps, rampSteps: ramp))
-        let all = config.wiring.lines
-        if Set(all).count != linesNamed(config.wiring.kind) {
+        guard let wiring else { return nil }
+        let all = GPIOWiring(chip: chip, kind: wiring).lines
+        if all.count != linesNamed(wiring) {
             node.issues.add(node.path, node.node, "a line is used twice (each STEP, coil, DATA, CLOCK, LATCH line is one module's or role's own)")
         }
         if all.count > 64 { node.issues.add(node.path, node.node, "\(all.count) lines: at most 64 on one board (use a shift_chain)") }
-        return config
+        guard steps >= flaps else { return nil }
+        return GPIOBoardConfig(wiring: GPIOWiring(chip: chip, kind: wiring),
+                               geometry: StepGeometry(stepsPerRevolution: steps, flaps: flaps, rampSteps: ramp))
     }
 
     /// How many distinct lines the wiring should have (shared DIR/ENABLE count once).

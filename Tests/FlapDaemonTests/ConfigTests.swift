@@ -83,7 +83,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
             "motion: 'sideways' is not one of forward, shortest (line 1)",
             "local_api.port: 99999 is outside 0…65535 (line 2)",
             "boards[0].rows: 0 is outside 1…128 (line 5)",
-            "boards[0].output: 'hdmi' is not one of virtual, splitflap, flapbus, krone, omega (line 7)",
+            "boards[0].output: 'hdmi' is not one of virtual, splitflap, flapbus, krone, omega, gpio (line 7)",
             "boards[0].drum: the flap 'A' appears twice",
             "boards[0].flip_ms: unknown key",
             "boards[1].fallback: '{63}' is not on the board's drum (line 10)",
@@ -113,6 +113,41 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
             "boards[0].serial.addresses: expected 3 addresses (one per module, row by row), each 0–255 (line 2)",
             "boards[1].serial.addresses: two modules share an address (line 3)",
             "boards[2].serial.first_address: 4 modules from address 254 run past 255; list them in addresses (line 4)",
+        ], "\(found)")
+    }
+
+    @Test func gpioBoardsAndPowerGroups() throws {
+        let c = try ConfigLoader.parse("""
+            boards:
+              - id: a
+                rows: 1
+                cols: 2
+                output: gpio
+                gpio: { kind: step_dir, step: [17, 27], dir: 24, enable: [25, 26], steps_per_revolution: 400 }
+                power_groups: [{ cols: [0, 1], max_moving: 1 }]
+            """)
+        let g = try #require(c.boards[0].gpio)
+        #expect(g.wiring.lines == [17, 27, 24, 25, 26] && g.wiring.chip == "gpiochip0" && g.geometry == StepGeometry(stepsPerRevolution: 400, flaps: 40))
+        #expect(c.boards[0].timing.powerGroups == [PowerGroup(rows: 0...0, cols: 0...1, maxMoving: 1)])
+        let found = issues("""
+            boards:
+              - { id: a, rows: 1, cols: 2, output: gpio, gpio: { kind: unipolar, coils: [[1, 2, 3, 4]] } }
+              - { id: b, rows: 1, cols: 2, output: gpio, gpio: { kind: step_dir, step: [1, 1], steps_per_revolution: 20 } }
+              - { id: c, rows: 1, cols: 2, output: gpio, gpio: { kind: shift_chain, data: 1, clock: 2, latch: 3, chain_order: [0, 0] } }
+              - { id: d, rows: 1, cols: 2, output: gpio }
+              - { id: e, rows: 1, cols: 2, gpio: { kind: unipolar }, power_groups: [{ rows: [0, 3] }] }
+              - { id: f, rows: 1, cols: 1, output: gpio, timing: { flip_ms: 50 }, gpio: { kind: step_dir, step: [4], steps_per_revolution: 4000, pulse_us: 1000 } }
+            """)
+        #expect(found == [
+            "boards[0].gpio.coils: expected 2 lists of four coil lines [IN1, IN2, IN3, IN4], one a module, row by row (line 2)",
+            "boards[1].gpio.steps_per_revolution: 20 steps cannot turn a drum of 40 flaps (at least one step a flap) (line 3)",
+            "boards[1].gpio: a line is used twice (each STEP, coil, DATA, CLOCK, LATCH line is one module's or role's own) (line 3)",
+            "boards[2].gpio.chain_order: expected every module 0…1 once, in chain order from the Pi (line 4)",
+            "boards[3].gpio: missing (output: gpio needs a gpio block: chip, kind and its lines)",
+            "boards[4].gpio: only output: gpio has gpio lines (line 6)",
+            "boards[4].power_groups[0].rows: [0, 3] is outside board 'e' (rows 0…0) (line 6)",
+            "boards[4].power_groups[0].max_moving: missing (how many modules may turn at once) (line 6)",
+            "boards[5].gpio.pulse_us: 1000 µs pulses do not fit steps 500 µs apart (at most half of it) (line 7)",
         ], "\(found)")
     }
 
