@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "flapbench", targets: ["flapbench"]),
         .executable(name: "flaphub", targets: ["flaphub"]),
         .executable(name: "flapserial", targets: ["flapserial"]),
+        .executable(name: "flapgpio", targets: ["flapgpio"]),
         .library(name: "FlapCore", targets: ["FlapCore"]),
     ],
     dependencies: [
@@ -107,6 +108,10 @@ let package = Package(
             dependencies: ["FlapSerial", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
+            name: "flapgpio",
+            dependencies: ["FlapGPIO", "FlapTiming", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
             name: "flapbench",
             dependencies: [
                 "FlapCore", "FlapTiming", "FlapSound", "FlapSerial",
@@ -129,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "FlapSerialTesting",
+                "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting",
                 // A scripted message API server, for frames a real hub never sends.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -23,7 +23,7 @@ extension ConfigLoader {
         var wiring: GPIOWiring.Kind?
         switch kind {
         case "step_dir":
-            let pulse = Int64(node.int("pulse_us", default: 5, in: 1...10_000)) * 1000
+            let pulse = Int64(node.int("pulse_us", default: 5, in: 1...100_000)) * 1000
             let s = GPIOWiring.StepDir(
                 step: lines(node, "step", count: modules) ?? [], dir: sharedOrEach(node, "dir", modules: modules),
                 enable: sharedOrEach(node, "enable", modules: modules), pulseNanos: pulse,
@@ -45,7 +45,8 @@ extension ConfigLoader {
             let chain = GPIOWiring.ShiftChain(
                 data: line(node, "data") ?? 0, clock: line(node, "clock") ?? 1, latch: line(node, "latch") ?? 2,
                 bitsPerModule: node.int("bits_per_module", default: 4, in: 4...16), order: order ?? [],
-                halfStep: node.bool("half_step", default: false))
+                halfStep: node.bool("half_step", default: false),
+                holdNanos: Int64(node.int("hold_us", default: 0, in: 0...100_000)) * 1000)
             wiring = .shiftChain(chain)
         case nil:
             node.issues.add(node.sub("kind"), node.node, "missing (step_dir, unipolar or shift_chain)")

@@ -19,6 +19,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     public let board: Int
     private let cols: Int
     private let geometry: StepGeometry
+    /// How long each write is held (a slow chain's).
+    private let hold: Int64
     private let outputs: any GPIOOutputs
     private let log: @Sendable (String) -> Void
     private let lock = NSCondition()
@@ -39,6 +41,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         self.board = board
         self.cols = cols
         self.geometry = geometry
+        hold = wiring.holdNanos
         self.outputs = outputs
         self.log = log
         engine = LineEngine(wiring: wiring, modules: rows * cols)
@@ -59,7 +62,11 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         t.start()
     }
 
-    public func stop() {
+    /// Stops after the steps already planned have gone out and the modules are released
+    /// (a flap is never left half-way), waiting at most `drainSeconds`.
+    public func stop(drainSeconds: Double = 2) {
+        let end = MonotonicClock.now() + Int64(drainSeconds * 1e9)
+        while !idle, MonotonicClock.now() < end { MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000) }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
         while thread?.isFinished == false { usleep(1000) }
     }
@@ -106,6 +113,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                     failed += 1
                     log("\(error)")
                 }
+                if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
             lock.lock()
             counters.writes += writes.count

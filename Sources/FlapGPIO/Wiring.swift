@@ -35,9 +35,12 @@ public struct GPIOWiring: Hashable, Sendable {
         /// The module at each chain position, the position nearest the Pi first.
         public var order: [Int]
         public var halfStep: Bool
-        public init(data: Int, clock: Int, latch: Int, bitsPerModule: Int = 4, order: [Int], halfStep: Bool = false) {
+        /// How long each level of DATA, CLOCK and LATCH is held (0: as fast as the lines go) — for
+        /// slow opto-isolated or long chains.
+        public var holdNanos: Int64
+        public init(data: Int, clock: Int, latch: Int, bitsPerModule: Int = 4, order: [Int], halfStep: Bool = false, holdNanos: Int64 = 0) {
             self.data = data; self.clock = clock; self.latch = latch
-            self.bitsPerModule = bitsPerModule; self.order = order; self.halfStep = halfStep
+            self.bitsPerModule = bitsPerModule; self.order = order; self.halfStep = halfStep; self.holdNanos = holdNanos
         }
     }
 
@@ -46,6 +49,12 @@ public struct GPIOWiring: Hashable, Sendable {
 
     public init(chip: String, kind: Kind) {
         self.chip = chip; self.kind = kind
+    }
+
+    /// How long each write is held before the next (a chain's `holdNanos`; else 0).
+    public var holdNanos: Int64 {
+        if case .shiftChain(let c) = kind { return c.holdNanos }
+        return 0
     }
 
     /// Every output line, each once, in the order the wiring names them.

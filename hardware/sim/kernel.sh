@@ -1,0 +1,20 @@
+# Sourced by the guest build scripts: Debian's amd64 kernel, resolved from linux-image-amd64
+# (not hard-coded), downloaded once and cached per package in $cache/$kernel_pkg/.
+cache=${FLAP_SIM_CACHE:-$HOME/.cache/flapboard-sim}
+kernel_pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+[ -n "$kernel_pkg" ] || { echo "cannot resolve linux-image-amd64 (apt-get update first)" >&2; exit 1; }
+kernel_version=${kernel_pkg#linux-image-}                      # 6.1.0-56-amd64
+kernel_deb_version=$(apt-cache show "$kernel_pkg" | awk '/^Version:/ {print $2; exit}')   # 6.1.192-2
+kernel_cache=$cache/$kernel_pkg
+mkdir -p "$kernel_cache"
+
+# vmlinuz and configfs.ko (gpio-sim's configuration goes through configfs, a module here).
+fetch_kernel() {
+  [ -f "$kernel_cache/vmlinuz" ] && [ -f "$kernel_cache/configfs.ko" ] && return
+  local tmp; tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
+  dpkg-deb -x "$tmp/${kernel_pkg}"_*.deb "$tmp/x"
+  cp "$tmp"/x/boot/vmlinuz-* "$kernel_cache/vmlinuz"
+  cp "$tmp/x/lib/modules/$kernel_version/kernel/fs/configfs/configfs.ko" "$kernel_cache/configfs.ko"
+  rm -rf "$tmp"
+}
