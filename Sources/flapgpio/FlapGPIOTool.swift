@@ -78,5 +78,6 @@ struct FlapGPIOTool: ParsableCommand {
             FileHandle.standardOutput.write(Data(out.utf8))
         }
     }
+}
 
 nonisolated(unsafe) var stopRequested: sig_atomic_t = 0
