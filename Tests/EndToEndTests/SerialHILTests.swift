@@ -9,37 +9,17 @@ import Glibc
 /// kernel, its 16550 driver) on /dev/ttyS1, whose other end is a unix socket here, where a
 /// scripted splitflap display reads the frames (with the independent decoder) and answers.
 @Suite struct SerialHILTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// The guest is Debian's amd64 kernel running the host's own build of flapserial, so the host
-    /// must be x86_64 (these machines and CI are); an arm64 Pi would need an aarch64 guest with
-    /// its PL011 UART, which is not written yet.
-    static var hostIsX86_64: Bool {
-        #if arch(x86_64)
-        true
-        #else
-        false
-        #endif
-    }
-
-    @Test(.timeLimit(.minutes(10)), .enabled(if: hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func libserialportDrivesADisplayThroughAGuestUART() async throws {
         let dir = try scratchDirectory("flap-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let probe = URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flapserial").path
-        try """
+        let guest = try await QEMUGuest(dir: dir, script: """
             /flapserial --port /dev/ttyS1 --baud 230400 --targets 8,1,0,51 --retry-ms 300 --timeout 120
             echo FLAPSERIAL-EXIT $?
-            """.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
-        let build = try FlapdProcess([Self.repository.path + "/hardware/sim/build-guest", dir, dir + "/script", probe], executable: "/bin/bash")
-        #expect(await build.waitForExit() == 0, "\(build.stderr)")
+            """, files: [QEMUGuest.sibling("flapserial")])
 
         let socket = dir + "/uart1.sock"
-        let qemu = try FlapdProcess([
-            "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1", "-display", "none", "-no-reboot", "-monitor", "none",
-            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet",
-            "-serial", "stdio", "-chardev", "socket,id=u1,path=\(socket),server=on,wait=on", "-serial", "chardev:u1",
-        ], executable: "/usr/bin/qemu-system-x86_64")
+        let qemu = try guest.boot(memoryMB: 768, extra: ["-chardev", "socket,id=u1,path=\(socket),server=on,wait=on", "-serial", "chardev:u1"])
         // QEMU waits for us on the socket before it boots the guest.
         #expect(await eventually { FileManager.default.fileExists(atPath: socket) })
         let fd = try connectUnix(socket)

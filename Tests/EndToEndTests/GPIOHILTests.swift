@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+/// flapd against a real kernel GPIO driver: the kernel's gpio-sim (built out of tree by
+/// `hardware/sim/build-gpio-sim`) in a QEMU guest. For each module kind flapd plays one
+/// transition on the simulated chip while `flapgpio watch` records every line state; the
+/// recording is read here and checked against `flapd plan` with step arithmetic of its own.
+@Suite struct GPIOHILTests {
+    /// One kind's board: two modules in a row on a 16-line simulated chip.
+    struct Case {
+        let name: String, text: String, stepsPerRevolution: Int, yaml: String
+        var lines: [Int]
+    }
+
+    static let cases = [
+        Case(name: "step_dir", text: "CA", stepsPerRevolution: 80, yaml: """
+            timing: { flip_ms: 200, column_stagger_ms: 50 }
+            gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1], dir: 2, enable: 3, steps_per_revolution: 80, pulse_us: 20000 }
+            """, lines: [0, 1, 2, 3]),
+        Case(name: "unipolar", text: "BC", stepsPerRevolution: 80, yaml: """
+            timing: { flip_ms: 200, column_stagger_ms: 50 }
+            gpio: { chip: gpiochip0, kind: unipolar, coils: [[4, 5, 6, 7], [8, 9, 10, 11]], half_step: true, steps_per_revolution: 80 }
+            """, lines: Array(4...11)),
+        // Each chain write held 5 ms (18 a step: 90 ms), so that the recorder sees every one.
+        Case(name: "shift_chain", text: "AB", stepsPerRevolution: 40, yaml: """
+            timing: { flip_ms: 200, column_stagger_ms: 50 }
+            gpio: { chip: gpiochip0, kind: shift_chain, data: 12, clock: 13, latch: 14, chain_order: [1, 0], hold_us: 5000, steps_per_revolution: 40 }
+            """, lines: [12, 13, 14]),
+    ]
+
+    static func config(_ c: Case) -> String {
+        """
+        local_api: { enabled: false }
+        sound: { enabled: false }
+        boards:
+          - id: sim
+            rows: 1
+            cols: 2
+            output: gpio
+        \(c.yaml.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        """
+    }
+
+    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func flapdDrivesEachModuleKindOnTheKernelsGPIOSimulator() async throws {
+        let dir = try scratchDirectory("flap-gpio-hil")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let modules = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
+        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
+        var files = [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko"]
+        var script = """
+            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
+            mkdir /sys/kernel/config/gpio-sim/board /sys/kernel/config/gpio-sim/board/bank0
+            echo 16 > /sys/kernel/config/gpio-sim/board/bank0/num_lines
+            echo 1 > /sys/kernel/config/gpio-sim/board/live
+            sim=/sys/devices/platform/$(cat /sys/kernel/config/gpio-sim/board/dev_name)/$(cat /sys/kernel/config/gpio-sim/board/bank0/chip_name)
+            echo "SIM $sim"
+
+            """
+        for c in Self.cases {
+            try Self.config(c).write(toFile: "\(dir)/\(c.name).yaml", atomically: true, encoding: .utf8)
+            files.append("\(dir)/\(c.name).yaml")
+            script += """
+                /flapgpio watch --sim $sim --lines \(c.lines.map(String.init).joined(separator: ",")) > /tmp/\(c.name).rec &
+                w=$!
+                /flapd demo --config /\(c.name).yaml --plain --no-sound --once "\(c.text)" 2>&1
+                echo "FLAPD-EXIT \(c.name) $?"
+                kill $w; wait $w
+                echo "RECORD-BEGIN \(c.name)"; cat /tmp/\(c.name).rec; echo "RECORD-END \(c.name)"
+
+                """
+        }
+        let guest = try await QEMUGuest(dir: dir, script: script, files: files)
+        let qemu = try guest.boot(cpus: 2)
+        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+
+        for c in Self.cases {
+            #expect(console.contains("FLAPD-EXIT \(c.name) 0"), "\(qemu.stdout)")
+            guard let begin = console.firstIndex(of: "RECORD-BEGIN \(c.name)"), let end = console.firstIndex(of: "RECORD-END \(c.name)") else {
+                Issue.record("no recording of \(c.name): \(qemu.stdout)"); continue
+            }
+            // Every stable state of the lines, in --lines order.
+            let states: [[Bool]] = console[(begin + 1)..<end].compactMap { line in
+                let parts = line.split(separator: " ")
+                return parts.count == 2 ? parts[1].map { $0 == "1" } : nil
+            }
+            let plan = try FlapdProcess(["plan", "--to", c.text, "--config", "\(dir)/\(c.name).yaml"])
+            #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
+            let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
+            let steps = (0..<2).map { col in expectedSteps(planned.first { $0["col"] as? Int == col }, stepsPerRevolution: c.stepsPerRevolution) }
+            let firstMover = planned.min { ($0["start_ms"] as! Double) < ($1["start_ms"] as! Double) }!["col"] as! Int
+            switch c.name {
+            case "step_dir": checkStepDir(states, steps: steps, firstMover: firstMover)
+            case "unipolar": checkCoils(states.map { [Array($0[0..<4]), Array($0[4..<8])] }, steps: steps, sequence: Self.halfStep, firstMover: firstMover)
+            default: checkCoils(latched595(states), steps: steps, sequence: Self.fullStep, firstMover: firstMover)
+            }
+        }
+    }
+
+    /// Steps of a planned move from blank on the 40-flap standard drum, the k-th flap boundary
+    /// at round(k · steps / 40) — worked out here, not by flapd's code.
+    func expectedSteps(_ move: [String: Any]?, stepsPerRevolution s: Int) -> Int {
+        guard let move else { return 0 }
+        let drum = Array(" ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?+")
+        let from = drum.firstIndex(of: Character(move["from"] as! String))!
+        let boundary = { (k: Int) in (k / 40) * s + Int((Double(k % 40) * Double(s) / 40).rounded()) }
+        return boundary(from + (move["flips"] as! Int)) - boundary(from)
+    }
+
+    /// STEP lines 0 and 1, DIR 2, ENABLE 3 (active low): one rising edge a step, the cascade's
+    /// first mover first, DIR forward and the drivers enabled whenever a STEP line is high, and
+    /// ENABLE going unrequested → disabled → enabled → disabled.
+    func checkStepDir(_ states: [[Bool]], steps: [Int], firstMover: Int) {
+        let rises = (0..<2).map { line in states.indices.filter { $0 > 0 && states[$0][line] && !states[$0 - 1][line] } }
+        #expect(rises.map(\.count) == steps, "step pulses per module: \(states)")
+        #expect(rises[firstMover].first! < rises[1 - firstMover].first!, "the cascade's first module steps first")
+        #expect(states.filter { $0[0] || $0[1] }.allSatisfy { $0[2] && !$0[3] }, "DIR high and ENABLE low while stepping")
+        var enable: [Bool] = []
+        for s in states where enable.last != s[3] { enable.append(s[3]) }
+        #expect(Array(enable.prefix(4)) == [false, true, false, true], "ENABLE: \(enable)")
+        let lastFall = states.lastIndex { $0[0] || $0[1] }.map { $0 + 1 } ?? 0
+        #expect(states[lastFall...].contains { $0[3] }, "drivers disabled after the last step")
+    }
+
+    /// Each module's coils walk `sequence` from its start one step at a time, the expected
+    /// number of steps, then are released (all off); the first mover moves first.
+    func checkCoils(_ states: [[[Bool]]], steps: [Int], sequence: [[Bool]], firstMover: Int) {
+        let off = [false, false, false, false]
+        var firstChange: [Int] = []
+        for m in 0..<2 {
+            var seen: [[Bool]] = []
+            for s in states where seen.last != s[m] { seen.append(s[m]) }
+            let wanted = [off] + (1...max(1, steps[m])).map { sequence[$0 % sequence.count] } + [off]
+            #expect(steps[m] == 0 ? seen.allSatisfy { $0 == off } : seen == wanted, "module \(m): \(seen)")
+            firstChange.append(states.firstIndex { $0[m] != off } ?? Int.max)
+        }
+        #expect(firstChange[firstMover] < firstChange[1 - firstMover])
+    }
+
+    /// The outputs a chain of 74HC595s shows after each latch, simulated here from the datasheet
+    /// (DATA shifts in on CLOCK's rising edge, outputs take the register on LATCH's), as each
+    /// module's four coils: chain order [1, 0], so position 0 (Q0…Q3) is module 1.
+    func latched595(_ states: [[Bool]]) -> [[[Bool]]] {
+        var register = Array(repeating: false, count: 8)
+        var out: [[[Bool]]] = [[Array(repeating: false, count: 4), Array(repeating: false, count: 4)]]
+        for (i, s) in states.enumerated() where i > 0 {
+            if s[1] && !states[i - 1][1] { register = [s[0]] + register.dropLast() }
+            if s[2] && !states[i - 1][2] { out.append([Array(register[4..<8]), Array(register[0..<4])]) }
+        }
+        return out
+    }
+
+    static let fullStep: [[Bool]] = [[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]].map { $0.map { $0 == 1 } }
+    static let halfStep: [[Bool]] = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0],
+                                     [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 0, 1], [1, 0, 0, 1]].map { $0.map { $0 == 1 } }
+}
