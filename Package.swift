@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "flapbench",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapSound", "FlapSerial",
+                "FlapCore", "FlapTiming", "FlapSound", "FlapSerial", "FlapGPIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

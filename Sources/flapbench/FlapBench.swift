@@ -10,7 +10,9 @@ struct FlapBench: AsyncParsableCommand {
         commandName: "flapbench",
         abstract: "Benchmarks: planner time, conductor lateness against a Task.sleep baseline (and cyclictest), flapd demo CPU and RSS, the message path through flaphub.")
 
-    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages, serial.")
+    @Option(help: "Nanoseconds of one libgpiod bulk write (from `flapgpio bench`), for the GPIO chain's step rate.")
+    var gpioWriteNs: Double?
+    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages, serial, gpio.")
     var only: String = "all"
     @Option(help: "Seconds of full-board animation for each scheduler.")
     var seconds: Double = 10
@@ -28,6 +30,7 @@ struct FlapBench: AsyncParsableCommand {
     func run() async throws {
         if only == "all" || only == "planner" { PlannerBench.run() }
         if only == "all" || only == "serial" { SerialBench.run() }
+        if only == "all" || only == "gpio" { GPIOBench.run(writeNanos: gpioWriteNs) }
         if only == "all" || only == "conductor" { await ConductorBench.run(seconds: seconds, loads: load) }
         if only == "all" || only == "sound" { SoundBench.run(device: soundDevice) }
         if only == "all" || only == "service" { try await ServiceBench.run(flapd: flapd) }
