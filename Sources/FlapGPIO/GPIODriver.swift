@@ -17,24 +17,35 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     }
 
     public let board: Int
-    private let cols: Int
-    private let geometry: StepGeometry
+    let cols: Int
+    let geometry: StepGeometry
     /// How long each write is held (a slow chain's).
     private let hold: Int64
     private let outputs: any GPIOOutputs
-    private let log: @Sendable (String) -> Void
-    private let lock = NSCondition()
+    let log: @Sendable (String) -> Void
+    let lock = NSCondition()
     private var engine: LineEngine
     /// Each module's step instants still to come (monotonic ns, ascending).
-    private var pending: [[Int64]]
+    var pending: [[Int64]]
     /// STEP/DIR: modules whose pulse ends at that instant.
     private var pulses: [(at: Int64, module: Int)] = []
     /// Modules to release (coils off) at that instant, once their move is over.
-    private var releases: [Int: Int64] = [:]
+    var releases: [Int: Int64] = [:]
     private var enabled = false
-    private var running = false
+    var running = false
     private var counters = Counters()
     private var thread: Thread?
+    /// Home sensors, when the board has them: one tracker a module, the sensors' lines, and
+    /// each module's steps from its magnet to flap 0 (`flapd calibrate`).
+    var homes: [HomeTracker]?
+    var sensors: (any GPIOInputs)?
+    var sensorsActiveLow = true
+    var offsets: [Int] = []
+    var sensorThread: Thread?
+    /// Each module's flap once its planned move ends (where a homing turn takes it).
+    var target: [Int]
+    /// The flip interval of the latest plan (homing turns step at its pace).
+    var lastFlip: Int64 = 120_000_000
 
     public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry,
                 outputs: any GPIOOutputs, log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -46,6 +57,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         self.log = log
         engine = LineEngine(wiring: wiring, modules: rows * cols)
         pending = Array(repeating: [], count: rows * cols)
+        target = Array(repeating: 0, count: rows * cols)
     }
 
     public var stats: Counters { lock.lock(); defer { lock.unlock() }; return counters }
@@ -53,8 +65,13 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Whether every module has finished its steps and been released.
     public var idle: Bool { lock.lock(); defer { lock.unlock() }; return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty }
 
-    public func start() {
-        lock.lock(); running = true; lock.unlock()
+    /// Starts with the modules on `positions` (drum indices, row by row: a restored state).
+    public func start(positions: [UInt8]? = nil) {
+        lock.lock()
+        running = true
+        if let positions, positions.count == target.count { target = positions.map(Int.init) }
+        lock.unlock()
+        startSensing()
         let t = Thread { [self] in loop() }
         t.name = "gpio-steps"
         t.qualityOfService = .userInteractive
@@ -68,15 +85,19 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         let end = MonotonicClock.now() + Int64(drainSeconds * 1e9)
         while !idle, MonotonicClock.now() < end { MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000) }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        while thread?.isFinished == false { usleep(1000) }
+        while thread?.isFinished == false || sensorThread?.isFinished == false { usleep(1000) }
     }
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
         let flip = plan.timing.flip
         lock.lock()
+        lastFlip = flip
         for m in plan.moves {
             let module = Int(m.row) * cols + Int(m.col)
+            target[module] = Int(m.to)
+            // A homing turn ends on the newest target; a faulty module stays still.
+            if let state = homes?[module].state, state == .homing || state == .faulty { continue }
             let start = transitionStart + m.start
             pending[module].removeAll { $0 >= start }
             pending[module] += geometry.stepInstants(of: m, flip: flip).map { transitionStart + $0 }
@@ -139,6 +160,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             pending[m].removeFirst()
             stepping.append(m)
             counters.steps += 1
+            if let event = homes?[m].stepped() { handle(event, module: m, now: now) }
             counters.maxLateMicros = max(counters.maxLateMicros, (now - t) / 1000)
         }
         if !stepping.isEmpty {

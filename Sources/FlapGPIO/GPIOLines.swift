@@ -72,6 +72,48 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
     }
 }
 
+/// A board's input lines (home sensors): their edges, one at a time.
+public protocol GPIOInputs: AnyObject, Sendable {
+    /// The next edge within `timeoutNanos`: the index of its line among the requested ones and
+    /// whether it rose; nil when none came.
+    func edge(timeoutNanos: Int64) throws(GPIOError) -> (index: Int, rising: Bool)?
+}
+
+/// Input lines of a chip through libgpiod, both edges watched, with a bias.
+public final class LibgpiodInputs: GPIOInputs, @unchecked Sendable {
+    public enum Bias: String, Sendable, CaseIterable { case none, pullUp = "pull_up", pullDown = "pull_down" }
+    private let request: UnsafeMutablePointer<flap_gpio_request>
+    public let chip: String
+    public let lines: [Int]
+
+    public init(chip: String, lines: [Int], bias: Bias, consumer: String = "flapd") throws(GPIOError) {
+        let path = LibgpiodOutputs.path(chip)
+        let count = flap_gpio_chip_lines(path)
+        guard count >= 0 else { throw LibgpiodOutputs.chipError(chip, path: path, errno) }
+        if let bad = lines.first(where: { $0 < 0 || $0 >= Int(count) }) {
+            throw GPIOError("\(chip) has lines 0–\(count - 1); home sensor line \(bad) does not exist")
+        }
+        let b: Int32 = switch bias { case .none: 0; case .pullUp: 1; case .pullDown: 2 }
+        guard let r = flap_gpio_request_lines(path, lines.map { UInt32($0) }, UInt32(lines.count), 0, b, consumer) else {
+            throw LibgpiodOutputs.lineError(chip, lines: lines, errno)
+        }
+        request = r
+        self.chip = chip
+        self.lines = lines
+    }
+
+    public func edge(timeoutNanos: Int64) throws(GPIOError) -> (index: Int, rising: Bool)? {
+        var index: UInt32 = 0, rising: Int32 = 0, ns: UInt64 = 0
+        switch flap_gpio_read_edge(request, timeoutNanos, &index, &rising, &ns) {
+        case 1: return (Int(index), rising != 0)
+        case 0: return nil
+        default: throw GPIOError("reading home sensor edges on \(chip) failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { flap_gpio_release(request) }
+}
+
 /// Writes counted and, when asked, kept: the benchmark's sink and the unit tests' recorder.
 public final class RecordingOutputs: GPIOOutputs, @unchecked Sendable {
     public private(set) var writes = 0

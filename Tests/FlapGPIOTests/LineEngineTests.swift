@@ -67,3 +67,41 @@ import Testing
         }
     }
 }
+
+@Suite struct HomeTrackerTests {
+    func homed() -> HomeTracker {
+        var t = HomeTracker(stepsPerRevolution: 80, flaps: 10, maxFailures: 2)  // 8 steps a flap: window 2
+        t.startHoming()
+        for _ in 0..<30 { #expect(t.stepped() == nil) }
+        #expect(t.pulse() == .homed && t.state == .normal)
+        return t
+    }
+
+    @Test func aPulseEachTurnWithinAQuarterFlapIsGood() {
+        var t = homed()
+        for turn in 0..<3 {
+            for _ in 0..<(turn == 1 ? 78 : 81) { #expect(t.stepped() == nil) }  // two early, one late: within 2
+            #expect(t.pulse() == nil && t.count == 0)
+        }
+        #expect(t.failures == 0 && t.state == .normal)
+    }
+
+    @Test func aMissedPulseAndAnUnexpectedOneFailThenTheModuleIsFaulty() {
+        var t = homed()
+        for _ in 0..<82 { #expect(t.stepped() == nil) }
+        #expect(t.stepped() == .missed && t.missed == 1 && t.state == .unhomed)
+        t.startHoming()
+        #expect(t.pulse() == .homed)
+        for _ in 0..<40 { _ = t.stepped() }
+        #expect(t.pulse() == .unexpected && t.unexpected == 1 && t.state == .faulty)
+        t.startHoming()
+        #expect(t.state == .faulty && t.stepped() == nil && t.pulse() == nil, "a faulty module is left still")
+    }
+
+    @Test func noPulseInATurnAndAHalfMeansNoSensor() {
+        var t = HomeTracker(stepsPerRevolution: 80, flaps: 40, maxFailures: 3)
+        t.startHoming()
+        for _ in 0..<120 { #expect(t.stepped() == nil) }
+        #expect(t.stepped() == .notFound && t.failures == 1 && t.state == .unhomed)
+    }
+}

@@ -1,0 +1,114 @@
+import FlapCore
+import FlapTiming
+import Foundation
+
+extension GPIODriver {
+    /// Home sensors of a board: one input line a module (row by row), active low (hall-effect
+    /// switches pull down near the magnet), and each module's offset in steps from its magnet to
+    /// flap 0.
+    public struct HomeSensors: Sendable {
+        public var inputs: any GPIOInputs
+        public var activeLow: Bool
+        public var offsets: [Int]
+        public var maxFailures: Int
+        public init(inputs: any GPIOInputs, activeLow: Bool = true, offsets: [Int], maxFailures: Int = 3) {
+            self.inputs = inputs; self.activeLow = activeLow; self.offsets = offsets; self.maxFailures = maxFailures
+        }
+    }
+
+    /// One module's health, as the driver counts it.
+    public struct ModuleHealth: Sendable, Equatable {
+        public var state: HomeTracker.State
+        public var missed: Int, unexpected: Int, failures: Int
+    }
+
+    /// Gives the board home sensors; call before `start`.
+    public func attach(_ sensors: HomeSensors) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.sensors = sensors.inputs
+        sensorsActiveLow = sensors.activeLow
+        offsets = sensors.offsets
+        homes = target.indices.map { _ in
+            HomeTracker(stepsPerRevolution: geometry.stepsPerRevolution, flaps: geometry.flaps, maxFailures: sensors.maxFailures)
+        }
+    }
+
+    /// Each module's health; nil without home sensors.
+    public var health: [ModuleHealth]? {
+        lock.lock()
+        defer { lock.unlock() }
+        return homes?.map { ModuleHealth(state: $0.state, missed: $0.missed, unexpected: $0.unexpected, failures: $0.failures) }
+    }
+
+    /// Homes every module that is not faulty: each turns forward to its magnet, on by its offset
+    /// to flap 0, and on to the flap it should show — so the board ends as it was meant to be.
+    public func homeAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        let now = MonotonicClock.now()
+        for m in target.indices { startHoming(m, now: now) }
+        lock.broadcast()
+    }
+
+    /// The pace of a homing turn: the steps of one flip in one flip interval.
+    private var stepInterval: Int64 { lastFlip * Int64(geometry.flaps) / Int64(geometry.stepsPerRevolution) }
+
+    /// Caller holds the lock.
+    func startHoming(_ m: Int, now: Int64) {
+        guard homes != nil, homes![m].state != .faulty else { return }
+        homes![m].startHoming()
+        let turn = geometry.stepsPerRevolution * 3 / 2 + 1
+        pending[m] = (1...turn).map { now + Int64($0) * stepInterval }
+        releases[m] = nil
+    }
+
+    /// What a module's sensor and steps said. Caller holds the lock.
+    func handle(_ event: HomeTracker.Event, module m: Int, now: Int64) {
+        guard let tracker = homes?[m] else { return }
+        switch event {
+        case .homed:
+            // At the magnet: on by the offset to flap 0, then to the flap it should show.
+            let steps = offsets[m] + geometry.boundary(target[m])
+            pending[m] = (0..<steps).map { now + Int64($0 + 1) * stepInterval }
+            releases[m] = now + Int64(steps + 1) * stepInterval
+        case .missed, .unexpected, .notFound:
+            let what = event == .missed ? "missed its home pulse" : event == .unexpected ? "saw its home pulse where none should be" : "found no home pulse in a turn and a half"
+            if tracker.state == .faulty {
+                log("module \(m / cols),\(m % cols) \(what): faulty after \(tracker.failures) failures, left still")
+                pending[m] = []
+                releases[m] = now
+            } else {
+                log("module \(m / cols),\(m % cols) \(what): homing it again")
+                startHoming(m, now: now)
+            }
+        }
+    }
+
+    /// The sensors' thread: every active edge goes to its module's tracker.
+    func startSensing() {
+        guard let sensors else { return }
+        let t = Thread { [self] in
+            while true {
+                lock.lock()
+                let go = running
+                lock.unlock()
+                guard go else { return }
+                let edge: (index: Int, rising: Bool)?
+                do { edge = try sensors.edge(timeoutNanos: 50_000_000) } catch {
+                    log("\(error)")
+                    MonotonicClock.sleep(until: MonotonicClock.now() + 1_000_000_000)
+                    continue
+                }
+                guard let edge, edge.rising != sensorsActiveLow else { continue }
+                lock.lock()
+                if let event = homes?[edge.index].pulse() { handle(event, module: edge.index, now: MonotonicClock.now()) }
+                lock.broadcast()
+                lock.unlock()
+            }
+        }
+        t.name = "gpio-home"
+        sensorThread = t
+        t.start()
+    }
+}

@@ -1,0 +1,93 @@
+import FlapTiming
+import Foundation
+import Synchronization
+import Testing
+@testable import FlapCore
+@testable import FlapGPIO
+
+/// A drum on a STEP/DIR driver with a hall sensor, simulated: it counts the STEP line's rising
+/// edges and, while the drum stands at its magnet, holds the sensor low (active). Pure logic
+/// for the driver's homing; the kernel's lines are in the HIL test.
+final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
+    let steps: Int, magnet: Int
+    private let state = Mutex<(position: Int, stepHigh: Bool, edges: [(Int, Bool)], sensorWorks: Bool)>((0, false, [], true))
+    init(steps: Int, magnet: Int, position: Int) {
+        self.steps = steps; self.magnet = magnet
+        state.withLock { $0.position = position }
+    }
+    var position: Int { state.withLock { $0.position } }
+    func breakSensor() { state.withLock { $0.sensorWorks = false } }
+
+    func write(_ levels: [Bool]) throws(GPIOError) {
+        state.withLock { s in
+            defer { s.stepHigh = levels[0] }
+            guard levels[0], !s.stepHigh else { return }
+            let was = s.position % steps == magnet
+            s.position += 1
+            let now = s.position % steps == magnet
+            if s.sensorWorks, was != now { s.edges.append((0, !now)) }  // active low: at the magnet, low
+        }
+    }
+
+    func edge(timeoutNanos: Int64) throws(GPIOError) -> (index: Int, rising: Bool)? {
+        let end = MonotonicClock.now() + timeoutNanos
+        while MonotonicClock.now() < end {
+            if let e = state.withLock({ s in s.edges.isEmpty ? nil : s.edges.removeFirst() }) { return e }
+            usleep(200)
+        }
+        return nil
+    }
+}
+
+@Suite struct HomingTests {
+    let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1], pulseNanos: 1_000_000)))
+    let geometry = StepGeometry(stepsPerRevolution: 40, flaps: 10)  // 4 steps a flap
+
+    func soon(_ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(30)
+        while !condition() { if Date() > end { return false }; usleep(1000) }
+        return true
+    }
+
+    func plan(to flap: UInt8, from: UInt8, flips: Int32) -> FlipPlan {
+        FlipPlan(rows: 1, cols: 1, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0),
+                 moves: [ModuleMove(row: 0, col: 0, from: from, to: flap, flips: flips, direction: 1, start: 0)])
+    }
+
+    @Test func homingTurnsToTheMagnetThenByTheOffsetToWhereTheModuleShouldBe() {
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [5]))
+        driver.start(positions: [3])
+        defer { driver.stop() }
+        driver.homeAll()
+        #expect(soon { driver.idle })
+        // 23 steps to the magnet (17 → 40), then 5 to flap 0 and 12 to flap 3.
+        #expect(drum.position == 40 + 5 + 12 && driver.stats.steps == 23 + 17)
+        #expect(driver.health == [.init(state: .normal, missed: 0, unexpected: 0, failures: 0)])
+        // A move of a turn and a half passes the magnet once, where it should: no failure.
+        driver.planned(board: 0, plan: plan(to: 8, from: 3, flips: 15), transitionStart: MonotonicClock.now())
+        #expect(soon { driver.idle })
+        #expect(drum.position == 57 + 60 && driver.health?.first?.state == .normal && driver.health?.first?.failures == 0)
+    }
+
+    @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() {
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 38)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [0], maxFailures: 2))
+        driver.start(positions: [0])
+        defer { driver.stop() }
+        driver.homeAll()
+        #expect(soon { driver.idle } && drum.position == 40)
+        drum.breakSensor()
+        driver.planned(board: 0, plan: plan(to: 2, from: 0, flips: 12), transitionStart: MonotonicClock.now())
+        // Passing the magnet without a pulse: missed; the homing turn finds none: faulty.
+        #expect(soon { driver.health?.first?.state == .faulty })
+        #expect(soon { driver.idle })
+        let h = driver.health?.first
+        #expect(h?.missed == 1 && h?.failures == 2, "\(String(describing: h))")
+        let still = drum.position
+        driver.planned(board: 0, plan: plan(to: 5, from: 2, flips: 3), transitionStart: MonotonicClock.now())
+        #expect(soon { driver.idle } && drum.position == still, "a faulty module is left still")
+    }
+}
