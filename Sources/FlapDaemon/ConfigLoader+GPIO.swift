@@ -6,6 +6,18 @@ import Yams
 public struct GPIOBoardConfig: Sendable, Equatable {
     public var wiring: GPIOWiring
     public var geometry: StepGeometry
+    /// Home sensors, one input line a module, if the board has them.
+    public var home: HomeConfig?
+}
+
+/// `gpio.home`: hall-effect home sensors on input lines.
+public struct HomeConfig: Sendable, Equatable {
+    public var lines: [Int]
+    public var activeLow = true
+    public var bias = LibgpiodInputs.Bias.pullUp
+    public var maxFailures = 3
+    /// Home every module when flapd starts.
+    public var atStart = true
 }
 
 extension ConfigLoader {
@@ -20,6 +32,7 @@ extension ConfigLoader {
         let defaultSteps = kind == "step_dir" ? 200 : 2048
         let steps = node.int("steps_per_revolution", default: defaultSteps, in: 1...1_000_000)
         let ramp = node.int("ramp_steps", default: 0, in: 0...1000)
+        let home = node.value("home") == nil ? nil : homeSensors(node.child("home"), modules: modules)
         var wiring: GPIOWiring.Kind?
         switch kind {
         case "step_dir":
@@ -65,8 +78,22 @@ extension ConfigLoader {
         }
         if all.count > 64 { node.issues.add(node.path, node.node, "\(all.count) lines: at most 64 on one board (use a shift_chain)") }
         guard steps >= flaps else { return nil }
+        if let home, !Set(home.lines).isDisjoint(with: all) {
+            node.issues.add(node.sub("home.lines"), node.child("home").value("lines"), "a home sensor line is also an output line")
+        }
         return GPIOBoardConfig(wiring: GPIOWiring(chip: chip, kind: wiring),
-                               geometry: StepGeometry(stepsPerRevolution: steps, flaps: flaps, rampSteps: ramp))
+                               geometry: StepGeometry(stepsPerRevolution: steps, flaps: flaps, rampSteps: ramp), home: home)
+    }
+
+    /// `home: {lines, active_low, bias, max_failures, at_start}`.
+    static func homeSensors(_ node: ConfigNode, modules: Int) -> HomeConfig? {
+        var h = HomeConfig(lines: lines(node, "lines", count: modules) ?? [])
+        h.activeLow = node.bool("active_low", default: true)
+        h.bias = node.choice("bias", default: LibgpiodInputs.Bias.pullUp)
+        h.maxFailures = node.int("max_failures", default: 3, in: 1...100)
+        h.atStart = node.bool("at_start", default: true)
+        node.rejectUnknownKeys()
+        return h.lines.count == modules ? h : nil
     }
 
     /// How many distinct lines the wiring should have (shared DIR/ENABLE count once).

@@ -59,7 +59,7 @@ public struct Daemon: Sendable {
         if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
         let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger) }
         let serial = SerialOutputs(config: config, logger: logger)
-        let gpio = try GPIOBoards(config: config, logger: logger)
+        let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
         let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
         let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
@@ -76,7 +76,7 @@ public struct Daemon: Sendable {
         }
         keeper?.start(wall)
         serial.start { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }
-        gpio.start()
+        gpio.start { config.boards[$0].drum.indices(of: wall.target(board: $0)) }
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
             wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,

@@ -78,6 +78,12 @@ public struct DaemonStatus: Sendable {
             report["faulty"] = faulty
             report["reported"] = modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] }
         }
+        if let modules = gpio.health(board: board) {
+            let faulty = modules.filter { $0.state == .faulty }.count
+            report["ok"] = modules.count - faulty
+            report["faulty"] = faulty
+            report["reported"] = modules.map { ["state": $0.state.rawValue, "missed_home": $0.missed, "unexpected_home": $0.unexpected, "failures": $0.failures] }
+        }
         if let d = serial.flapbuses.first(where: { $0.board == board }), !d.link.counters.reported.isEmpty {
             let modules = d.link.counters.reported.prefix(b.rows * b.cols)
             let states = ["normal", "homing", "sensor_error", "fault", "disabled"]

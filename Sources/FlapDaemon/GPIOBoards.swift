@@ -2,16 +2,22 @@ import FlapCore
 import FlapGPIO
 import Logging
 
-/// The boards whose modules hang off the Pi's GPIO lines: each board's lines are requested when
-/// flapd starts — all of them, or flapd does not start (never half-wired) — and a `GPIODriver`
-/// plays every plan out on them.
+/// The boards whose modules hang off the Pi's GPIO lines: each board's lines (and home sensors)
+/// are requested when flapd starts — all of them, or flapd does not start (never half-wired) —
+/// and a `GPIODriver` plays every plan out on them.
 public struct GPIOBoards: Sendable {
     public var drivers: [(board: Int, driver: GPIODriver, config: GPIOBoardConfig)] = []
+    private var ids: [String] = []
+    private var stateDir: String?
+    private var logger = Logger(label: "flapd")
 
     /// No GPIO boards.
     public init() {}
 
-    init(config: FlapdConfig, logger: Logger) throws(GPIOError) {
+    init(config: FlapdConfig, stateDir: String?, logger: Logger) throws(GPIOError) {
+        self.stateDir = stateDir
+        self.logger = logger
+        ids = config.boards.map(\.id)
         for (i, b) in config.boards.enumerated() {
             guard b.output == .gpio, let g = b.gpio else { continue }
             let engine = LineEngine(wiring: g.wiring, modules: b.rows * b.cols)
@@ -21,15 +27,53 @@ public struct GPIOBoards: Sendable {
             }
             logger.info("gpio lines requested", metadata: ["board": "\(b.id)", "chip": "\(g.wiring.chip)",
                                                           "lines": "\(g.wiring.lines)", "libgpiod": "\(LibgpiodOutputs.api)"])
-            let driver = GPIODriver(board: i, rows: b.rows, cols: b.cols, wiring: g.wiring, geometry: g.geometry,
+            let driver = GPIODriver(board: i, rows: b.rows, cols: b.cols, wiring: g.wiring, geometry: g.geometry, flip: b.timing.flip,
                                     outputs: outputs, log: { logger.warning("board '\(b.id)': \($0)") })
+            if let home = g.home {
+                let sensors: LibgpiodInputs
+                do { sensors = try LibgpiodInputs(chip: g.wiring.chip, lines: home.lines, bias: home.bias) } catch {
+                    throw GPIOError("board '\(b.id)': \(error)")
+                }
+                driver.attach(.init(inputs: sensors, activeLow: home.activeLow, offsets: offsets(board: b.id, modules: b.rows * b.cols),
+                                    maxFailures: home.maxFailures))
+            }
             drivers.append((i, driver, g))
+        }
+    }
+
+    /// A board's calibrated offsets (zeros when none are saved or the file is unreadable).
+    func offsets(board: String, modules: Int) -> [Int] {
+        guard let stateDir else { return Array(repeating: 0, count: modules) }
+        do {
+            let saved = try Calibration.load(stateDir)[board] ?? []
+            return saved.count == modules ? saved : Array(repeating: 0, count: modules)
+        } catch {
+            logger.warning("\(error); offsets 0")
+            return Array(repeating: 0, count: modules)
+        }
+    }
+
+    /// Homes every module of every board with home sensors, with the offsets saved now.
+    /// Returns the ids of the boards homing.
+    @discardableResult
+    func homeAll() -> [String] {
+        drivers.filter { $0.config.home != nil }.map { d in
+            let id = ids[d.board]
+            d.driver.setOffsets(offsets(board: id, modules: d.driver.moduleCount))
+            d.driver.homeAll()
+            return id
         }
     }
 
     var sinks: [any MovePlanSink] { drivers.map(\.driver) }
 
-    func start() { for d in drivers { d.driver.start() } }
+    /// Starts every board with the flaps its modules should show; boards that home at start do.
+    func start(targets: (Int) -> [UInt8]?) {
+        for d in drivers {
+            d.driver.start(targets: targets(d.board))
+            if d.config.home?.atStart == true { d.driver.homeAll() }
+        }
+    }
     func stop() { for d in drivers { d.driver.stop() } }
 
     /// What `/status` says of a board's lines, if it has any.
@@ -37,6 +81,11 @@ public struct GPIOBoards: Sendable {
         guard let d = drivers.first(where: { $0.board == board }) else { return nil }
         let s = d.driver.stats
         return ["chip": d.config.wiring.chip, "libgpiod": LibgpiodOutputs.api, "steps": s.steps, "writes": s.writes,
-                "failures": s.failures, "max_late_us": s.maxLateMicros]
+                "write_failures": s.failures, "max_late_us": s.maxLateMicros]
+    }
+
+    /// Each module's home state and failures, if the board has home sensors.
+    func health(board: Int) -> [GPIODriver.ModuleHealth]? {
+        drivers.first { $0.board == board }?.driver.health
     }
 }

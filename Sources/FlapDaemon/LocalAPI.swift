@@ -23,6 +23,10 @@ public enum LocalAPI {
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: .init(byteBuffer: ByteBuffer(string: status.prometheus())))
         }
+        router.post("/home") { _, _ in
+            let boards = status.gpio.homeAll()
+            return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
+        }
         router.get("/local-api/message") { _, _ in
             json(200, ["message": wall.target(board: board).codes])
         }

@@ -34,6 +34,15 @@ extension GPIODriver {
         }
     }
 
+    /// Sets every module's steps from its magnet to flap 0 (used from the next homing on).
+    public func setOffsets(_ offsets: [Int]) {
+        lock.lock()
+        if offsets.count == target.count { self.offsets = offsets }
+        lock.unlock()
+    }
+
+    public var moduleCount: Int { target.count }
+
     /// Each module's health; nil without home sensors.
     public var health: [ModuleHealth]? {
         lock.lock()

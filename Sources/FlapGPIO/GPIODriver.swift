@@ -47,7 +47,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// The flip interval of the latest plan (homing turns step at its pace).
     var lastFlip: Int64 = 120_000_000
 
-    public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry,
+    /// `flip`: the board's flip interval, the pace of homing turns until a plan says otherwise.
+    public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry, flip: Int64 = 120_000_000,
                 outputs: any GPIOOutputs, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.board = board
         self.cols = cols
@@ -58,6 +59,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         engine = LineEngine(wiring: wiring, modules: rows * cols)
         pending = Array(repeating: [], count: rows * cols)
         target = Array(repeating: 0, count: rows * cols)
+        lastFlip = flip
     }
 
     public var stats: Counters { lock.lock(); defer { lock.unlock() }; return counters }
@@ -65,11 +67,12 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Whether every module has finished its steps and been released.
     public var idle: Bool { lock.lock(); defer { lock.unlock() }; return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty }
 
-    /// Starts with the modules on `positions` (drum indices, row by row: a restored state).
-    public func start(positions: [UInt8]? = nil) {
+    /// Starts with the modules meant to show `targets` (drum indices, row by row: the board's
+    /// target, restored or already set) — where a homing turn takes them.
+    public func start(targets: [UInt8]? = nil) {
         lock.lock()
         running = true
-        if let positions, positions.count == target.count { target = positions.map(Int.init) }
+        if let targets, targets.count == target.count { target = targets.map(Int.init) }
         lock.unlock()
         startSensing()
         let t = Thread { [self] in loop() }
@@ -79,9 +82,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         t.start()
     }
 
-    /// Stops after the steps already planned have gone out and the modules are released
-    /// (a flap is never left half-way), waiting at most `drainSeconds`.
-    public func stop(drainSeconds: Double = 2) {
+    /// Stops after the steps already planned (homing turns too) have gone out and the modules
+    /// are released — a flap is never left half-way — waiting at most `drainSeconds`.
+    public func stop(drainSeconds: Double = 30) {
         let end = MonotonicClock.now() + Int64(drainSeconds * 1e9)
         while !idle, MonotonicClock.now() < end { MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000) }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()

@@ -13,7 +13,7 @@ struct FlapGPIOTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flapgpio",
         abstract: "GPIO helpers: time bulk writes, record gpio-sim lines.",
-        subcommands: [Bench.self, Watch.self])
+        subcommands: [Bench.self, Watch.self, Drum.self])
 
     struct Bench: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Time libgpiod bulk writes of some lines; prints FLAPGPIO {json}.")
@@ -76,6 +76,48 @@ struct FlapGPIOTool: ParsableCommand {
                 previous = now
             }
             FileHandle.standardOutput.write(Data(out.utf8))
+        }
+    }
+}
+
+extension FlapGPIOTool {
+    struct Drum: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Simulate a drum with a hall-effect home sensor on gpio-sim: count the STEP line's pulses, hold the sensor line low while the drum is at its magnet; print DRUM {json} on SIGTERM.")
+        @Option(help: "The gpio-sim chip's sysfs folder.") var sim: String
+        @Option(help: "The module's STEP line.") var stepLine: Int
+        @Option(help: "The sensor's (input) line.") var sensorLine: Int
+        @Option(help: "Steps a turn.") var steps: Int
+        @Option(help: "Where the magnet is, in steps from the drum's 0.") var magnet = 0
+        @Option(help: "How many steps the magnet holds the sensor.") var width = 2
+        @Option(help: "Where the drum stands at start, in steps.") var start = 0
+        @Flag(help: "A dead sensor: never pulls down.") var dead = false
+
+        func run() throws {
+            let step = open("\(sim)/sim_gpio\(stepLine)/value", O_RDONLY)
+            let pull = open("\(sim)/sim_gpio\(sensorLine)/pull", O_WRONLY)
+            guard step >= 0, pull >= 0 else { throw ValidationError("cannot open the lines under \(sim)") }
+            signal(SIGTERM) { _ in stopRequested = 1 }
+            var position = start, high = false, pulses = 0, magnetPasses = 0
+            func setSensor() {
+                let near = !dead && ((position - magnet) % steps + steps) % steps < width
+                let text = near ? "pull-down" : "pull-up"
+                _ = pwrite(pull, text, text.utf8.count, 0)
+            }
+            setSensor()
+            while stopRequested == 0 {
+                var byte: UInt8 = 0
+                guard pread(step, &byte, 1, 0) == 1 else { continue }
+                let now = byte == UInt8(ascii: "1")
+                if now && !high {
+                    position += 1
+                    pulses += 1
+                    if ((position - magnet) % steps + steps) % steps == 0 { magnetPasses += 1 }
+                    setSensor()
+                }
+                high = now
+            }
+            print("DRUM {\"position\":\(position),\"at\":\(((position - magnet) % steps + steps) % steps),\"pulses\":\(pulses),\"magnet_passes\":\(magnetPasses)}")
         }
     }
 }

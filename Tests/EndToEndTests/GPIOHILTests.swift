@@ -98,6 +98,70 @@ import Testing
         }
     }
 
+    /// Home sensors driven by simulated edges: `flapgpio drum` counts the STEP line's pulses and
+    /// pulls the sensor line down while the drum is at its magnet (up otherwise). flapd homes at
+    /// start, with the offset `flapd calibrate` saved, and ends where the message says; with a
+    /// dead sensor it finds no pulse, tries again, and leaves the module faulty.
+    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func homingFindsTheMagnetAndADeadSensorLeavesTheModuleFaulty() async throws {
+        let dir = try scratchDirectory("flap-gpio-home")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let modules = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
+        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
+        // 80 steps a turn on 40 flaps, 100 ms flips: a step every 50 ms, each pulse 20 ms long
+        // so that the drum's reader (polling sysfs) sees every one.
+        try """
+            local_api: { enabled: false }
+            sound: { enabled: false }
+            boards:
+              - id: sim
+                rows: 1
+                cols: 1
+                output: gpio
+                timing: { flip_ms: 100 }
+                gpio:
+                  chip: gpiochip0
+                  kind: step_dir
+                  step: [0]
+                  steps_per_revolution: 80
+                  pulse_us: 20000
+                  home: { lines: [4], bias: pull_up, max_failures: 2 }
+            """.write(toFile: dir + "/home.yaml", atomically: true, encoding: .utf8)
+        let drum = "/flapgpio drum --sim $sim --step-line 0 --sensor-line 4 --steps 80 --magnet 0 --start 30"
+        let guest = try await QEMUGuest(dir: dir, script: """
+            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
+            b=/sys/kernel/config/gpio-sim/b
+            mkdir $b $b/bank0 && echo 8 > $b/bank0/num_lines && echo 1 > $b/live
+            sim=/sys/devices/platform/$(cat $b/dev_name)/$(cat $b/bank0/chip_name)
+            mkdir -p /tmp/state /tmp/state2
+            /flapd calibrate --config /home.yaml --module 0,0 --offset 6 --state-dir /tmp/state
+            \(drum) > /tmp/drum1 &
+            d=$!
+            /flapd demo --config /home.yaml --state-dir /tmp/state --plain --no-sound --once C 2>&1
+            echo "FLAPD-EXIT homed $?"
+            kill $d; wait $d; cat /tmp/drum1
+            \(drum) --dead > /tmp/drum2 &
+            d=$!
+            /flapd demo --config /home.yaml --state-dir /tmp/state2 --plain --no-sound --once C 2>&1
+            echo "FLAPD-EXIT dead $?"
+            kill $d; wait $d; cat /tmp/drum2
+            """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko", dir + "/home.yaml"])
+        let qemu = try guest.boot(cpus: 2)
+        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        let drums = try console.filter { $0.hasPrefix("DRUM {") }.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.dropFirst(5).utf8)) as? [String: Int])
+        }
+        #expect(console.contains("FLAPD-EXIT homed 0") && console.contains("FLAPD-EXIT dead 0") && drums.count == 2, "\(qemu.stdout)")
+        guard drums.count == 2 else { return }
+        // From step 30: 50 steps to the magnet, 6 on to flap 0 (the calibrated offset), 6 more
+        // to C (flap 3, boundary round(3 · 80 / 40)).
+        #expect(drums[0]["pulses"] == 50 + 6 + 6 && drums[0]["at"] == 12, "\(drums[0])\n\(qemu.stdout)")
+        // No pulse in a turn and a half (121 steps), twice: faulty, left still.
+        #expect(drums[1]["pulses"] == 2 * 121, "\(drums[1])")
+        #expect(console.contains { $0.contains("found no home pulse in a turn and a half: faulty after 2 failures, left still") }, "\(qemu.stdout)")
+    }
+
     /// Steps of a planned move from blank on the 40-flap standard drum, the k-th flap boundary
     /// at round(k · steps / 40) — worked out here, not by flapd's code.
     func expectedSteps(_ move: [String: Any]?, stepsPerRevolution s: Int) -> Int {

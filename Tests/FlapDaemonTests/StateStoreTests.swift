@@ -28,3 +28,17 @@ import Testing
         #expect(try store.load() == old)
     }
 }
+
+@Suite struct CalibrationTests {
+    @Test func offsetsAreKeptPerBoardAndModule() throws {
+        let dir = NSTemporaryDirectory() + "flap-cal-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try Calibration.load(dir).isEmpty)
+        try Calibration.set(6, board: "wall", index: 2, modules: 4, in: dir)
+        try Calibration.set(3, board: "wall", index: 0, modules: 4, in: dir)
+        try Calibration.set(9, board: "hall", index: 0, modules: 1, in: dir)
+        #expect(try Calibration.load(dir) == ["wall": [3, 0, 6, 0], "hall": [9]])
+        try Data("[1, 2]".utf8).write(to: URL(fileURLWithPath: Calibration.path(dir)))
+        #expect(throws: CalibrationError.self) { try Calibration.load(dir) }
+    }
+}

@@ -56,9 +56,9 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
 
     @Test func homingTurnsToTheMagnetThenByTheOffsetToWhereTheModuleShouldBe() {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
-        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, outputs: drum)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
         driver.attach(.init(inputs: drum, offsets: [5]))
-        driver.start(positions: [3])
+        driver.start(targets: [3])
         defer { driver.stop() }
         driver.homeAll()
         #expect(soon { driver.idle })
@@ -73,9 +73,9 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
 
     @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 38)
-        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, outputs: drum)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
         driver.attach(.init(inputs: drum, offsets: [0], maxFailures: 2))
-        driver.start(positions: [0])
+        driver.start(targets: [0])
         defer { driver.stop() }
         driver.homeAll()
         #expect(soon { driver.idle } && drum.position == 40)
