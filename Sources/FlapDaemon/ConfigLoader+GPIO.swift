@@ -29,7 +29,7 @@ extension ConfigLoader {
         }
         let chip = node.string("chip") ?? "gpiochip0"
         let kind = node.string("kind")
-        let defaultSteps = kind == "step_dir" ? 200 : 2048
+        let defaultSteps = kind == "step_dir" ? 200 : kind == "max7219" ? max(flaps, 1) : 2048
         let steps = node.int("steps_per_revolution", default: defaultSteps, in: 1...1_000_000)
         let ramp = node.int("ramp_steps", default: 0, in: 0...1000)
         let home = node.value("home") == nil ? nil : homeSensors(node.child("home"), modules: modules)
@@ -61,10 +61,16 @@ extension ConfigLoader {
                 halfStep: node.bool("half_step", default: false),
                 holdNanos: Int64(node.int("hold_us", default: 0, in: 0...100_000)) * 1000)
             wiring = .shiftChain(chain)
+        case "max7219":
+            let order = node.value("chain_order") == nil ? Array(0..<modules) : permutation(node, "chain_order", of: modules)
+            wiring = .max7219(MAX7219Chain(
+                din: line(node, "din") ?? 0, clk: line(node, "clk") ?? 1, cs: line(node, "cs") ?? 2, order: order ?? [],
+                intensity: UInt8(node.int("intensity", default: 4, in: 0...15)),
+                holdNanos: Int64(node.int("hold_us", default: 0, in: 0...100_000)) * 1000))
         case nil:
-            node.issues.add(node.sub("kind"), node.node, "missing (step_dir, unipolar or shift_chain)")
+            node.issues.add(node.sub("kind"), node.node, "missing (step_dir, unipolar, shift_chain or max7219)")
         default:
-            node.issues.add(node.sub("kind"), node.value("kind"), "'\(kind!)' is not one of step_dir, unipolar, shift_chain")
+            node.issues.add(node.sub("kind"), node.value("kind"), "'\(kind!)' is not one of step_dir, unipolar, shift_chain, max7219")
         }
         if steps < flaps {
             node.issues.add(node.sub("steps_per_revolution"), node.value("steps_per_revolution"),
@@ -101,7 +107,7 @@ extension ConfigLoader {
         switch kind {
         case .stepDir(let s): s.step.count + Set(s.dir).count + Set(s.enable).count
         case .unipolar(let coils, _): coils.count * 4
-        case .shiftChain: 3
+        case .shiftChain, .max7219: 3
         }
     }
 

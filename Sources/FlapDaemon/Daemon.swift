@@ -76,7 +76,8 @@ public struct Daemon: Sendable {
         }
         keeper?.start(wall)
         serial.start { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }
-        gpio.start { config.boards[$0].drum.indices(of: wall.target(board: $0)) }
+        gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
+                   shown: { wall.conductor.frame(board: $0).glyphs })
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
             wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,

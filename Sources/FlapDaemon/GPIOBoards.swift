@@ -7,6 +7,7 @@ import Logging
 /// and a `GPIODriver` plays every plan out on them.
 public struct GPIOBoards: Sendable {
     public var drivers: [(board: Int, driver: GPIODriver, config: GPIOBoardConfig)] = []
+    public var leds: [(board: Int, driver: LEDMatrixDriver)] = []
     private var ids: [String] = []
     private var stateDir: String?
     private var logger = Logger(label: "flapd")
@@ -27,6 +28,11 @@ public struct GPIOBoards: Sendable {
             }
             logger.info("gpio lines requested", metadata: ["board": "\(b.id)", "chip": "\(g.wiring.chip)",
                                                           "lines": "\(g.wiring.lines)", "libgpiod": "\(LibgpiodOutputs.api)"])
+            if case .max7219(let chain) = g.wiring.kind {
+                leds.append((i, LEDMatrixDriver(board: i, rows: b.rows, cols: b.cols, chain: chain, outputs: outputs,
+                                                log: { logger.warning("board '\(b.id)': \($0)") })))
+                continue
+            }
             let driver = GPIODriver(board: i, rows: b.rows, cols: b.cols, wiring: g.wiring, geometry: g.geometry, flip: b.timing.flip,
                                     outputs: outputs, log: { logger.warning("board '\(b.id)': \($0)") })
             if let home = g.home {
@@ -65,19 +71,25 @@ public struct GPIOBoards: Sendable {
         }
     }
 
-    var sinks: [any MovePlanSink] { drivers.map(\.driver) }
+    var sinks: [any MovePlanSink] { drivers.map(\.driver) + leds.map(\.driver) }
 
-    /// Starts every board with the flaps its modules should show; boards that home at start do.
-    func start(targets: (Int) -> [UInt8]?) {
+    /// Starts every board with the flaps its modules should show (LED boards show the glyphs
+    /// `shown` gives); boards that home at start do.
+    func start(targets: (Int) -> [UInt8]?, shown: (Int) -> [Glyph]) {
+        for d in leds { d.driver.start(glyphs: shown(d.board)) }
         for d in drivers {
             d.driver.start(targets: targets(d.board))
             if d.config.home?.atStart == true { d.driver.homeAll() }
         }
     }
-    func stop() { for d in drivers { d.driver.stop() } }
+    func stop() {
+        for d in drivers { d.driver.stop() }
+        for d in leds { d.driver.stop() }
+    }
 
     /// What `/status` says of a board's lines, if it has any.
     func report(board: Int) -> [String: Any]? {
+        if let d = leds.first(where: { $0.board == board }) { return ["libgpiod": LibgpiodOutputs.api, "frames": d.driver.frames] }
         guard let d = drivers.first(where: { $0.board == board }) else { return nil }
         let s = d.driver.stats
         return ["chip": d.config.wiring.chip, "libgpiod": LibgpiodOutputs.api, "steps": s.steps, "writes": s.writes,

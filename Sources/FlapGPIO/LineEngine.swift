@@ -46,6 +46,8 @@ public struct LineEngine: Sendable {
             let sequence = c.halfStep ? GPIOWiring.halfStep : GPIOWiring.fullStep
             for m in modules { phase[m] = (phase[m] + 1) % sequence.count; energised[m] = true }
             return shiftOut(c)
+        case .max7219:
+            return []
         }
     }
 
@@ -67,7 +69,7 @@ public struct LineEngine: Sendable {
     /// Idle modules' coils off, so they stay cool (the drum's detent holds the flap).
     public mutating func release(_ modules: [Int]) -> [[Bool]] {
         switch wiring.kind {
-        case .stepDir: return []
+        case .stepDir, .max7219: return []
         case .unipolar(let coils, _):
             for m in modules { for l in coils[m] { levels[index[l]!] = false } }
             return [levels]

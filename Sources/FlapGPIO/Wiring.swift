@@ -10,6 +10,8 @@ public struct GPIOWiring: Hashable, Sendable {
         case unipolar(coils: [[Int]], halfStep: Bool)
         /// 74HC595 chains (data, clock, latch) of four coil bits a motor, as Chainlink boards do.
         case shiftChain(ShiftChain)
+        /// MAX7219 8 × 8 LED modules in a chain (DIN, CLK, CS), one a module.
+        case max7219(MAX7219Chain)
     }
 
     public struct StepDir: Hashable, Sendable {
@@ -53,8 +55,11 @@ public struct GPIOWiring: Hashable, Sendable {
 
     /// How long each write is held before the next (a chain's `holdNanos`; else 0).
     public var holdNanos: Int64 {
-        if case .shiftChain(let c) = kind { return c.holdNanos }
-        return 0
+        switch kind {
+        case .shiftChain(let c): c.holdNanos
+        case .max7219(let m): m.holdNanos
+        default: 0
+        }
     }
 
     /// Every output line, each once, in the order the wiring names them.
@@ -63,6 +68,7 @@ public struct GPIOWiring: Hashable, Sendable {
         case .stepDir(let s): s.step + s.dir + s.enable
         case .unipolar(let coils, _): coils.flatMap { $0 }
         case .shiftChain(let c): [c.data, c.clock, c.latch]
+        case .max7219(let m): [m.din, m.clk, m.cs]
         }
         var seen: Set<Int> = []
         return all.filter { seen.insert($0).inserted }

@@ -1,0 +1,113 @@
+import FlapCore
+import FlapTiming
+import Foundation
+
+/// One board of MAX7219 8 × 8 LED modules: each flip of the plan is drawn as four frames — the
+/// upper half folding down, the glyph changing at the 90° instant — and a small thread of its
+/// own shifts the whole chain out at each frame's instant (`clock_nanosleep`, as the steppers).
+public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
+    public let board: Int
+    private let cols: Int
+    private let chain: MAX7219Chain
+    private let outputs: any GPIOOutputs
+    private let log: @Sendable (String) -> Void
+    private let lock = NSCondition()
+    /// What each module shows now.
+    private var images: [[UInt8]]
+    /// (instant, module, image), soonest last.
+    private var due: [(at: Int64, module: Int, image: [UInt8])] = []
+    private var running = false
+    private var thread: Thread?
+    private var shownFrames = 0
+    /// How many frames have gone out to the chain.
+    public var frames: Int { lock.lock(); defer { lock.unlock() }; return shownFrames }
+
+    public init(board: Int, rows: Int, cols: Int, chain: MAX7219Chain, outputs: any GPIOOutputs,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.board = board
+        self.cols = cols
+        self.chain = chain
+        self.outputs = outputs
+        self.log = log
+        images = Array(repeating: Array(repeating: 0, count: 8), count: rows * cols)
+    }
+
+    /// Whether every planned frame has been shown.
+    public var idle: Bool { lock.lock(); defer { lock.unlock() }; return due.isEmpty }
+
+    /// Sets the chain up and shows `glyphs` (row by row: the board as it stands).
+    public func start(glyphs: [Glyph]?) {
+        lock.lock()
+        if let glyphs, glyphs.count == images.count { images = glyphs.map(LEDFont.rows) }
+        running = true
+        let first = chain.setup.flatMap { chain.all($0.register, $0.data) } + chain.show(images)
+        lock.unlock()
+        write(first)
+        let t = Thread { [self] in loop() }
+        t.name = "led-frames"
+        thread = t
+        t.start()
+    }
+
+    /// Stops once the frames already planned have been shown (at most `drainSeconds`).
+    public func stop(drainSeconds: Double = 30) {
+        let end = MonotonicClock.now() + Int64(drainSeconds * 1e9)
+        while !idle, MonotonicClock.now() < end { MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000) }
+        lock.lock(); running = false; lock.broadcast(); lock.unlock()
+        while thread?.isFinished == false { usleep(1000) }
+    }
+
+    public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
+        guard board == self.board else { return }
+        let flip = plan.timing.flip, drum = plan.drum.glyphs
+        lock.lock()
+        let moving = Set(plan.moves.map { Int($0.row) * cols + Int($0.col) })
+        due.removeAll { moving.contains($0.module) }
+        for m in plan.moves {
+            let module = Int(m.row) * cols + Int(m.col)
+            var shown = LEDFont.rows(drum[Int(m.from)])
+            for k in 0..<Int(m.flips) {
+                let next = LEDFont.rows(drum[m.position(afterFlip: k, drumCount: drum.count)])
+                for phase in 1...4 {
+                    due.append((transitionStart + m.flipStart(k, flip: flip) + Int64(phase) * flip / 4, module,
+                                LEDFold.frame(from: shown, to: next, phase: phase)))
+                }
+                shown = next
+            }
+        }
+        due.sort { $0.at > $1.at }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    private func loop() {
+        lock.lock()
+        while running {
+            guard let next = due.last?.at else { lock.wait(); continue }
+            let now = MonotonicClock.now()
+            if next > now {
+                lock.unlock()
+                MonotonicClock.sleep(until: min(next, now + 5_000_000))
+                lock.lock()
+                continue
+            }
+            while let d = due.last, d.at <= MonotonicClock.now() {
+                images[d.module] = d.image
+                due.removeLast()
+            }
+            let writes = chain.show(images)
+            shownFrames += 1
+            lock.unlock()
+            write(writes)
+            lock.lock()
+        }
+        lock.unlock()
+    }
+
+    private func write(_ vectors: [[Bool]]) {
+        for v in vectors {
+            do { try outputs.write(v) } catch { log("\(error)") }
+            if chain.holdNanos > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + chain.holdNanos) }
+        }
+    }
+}
