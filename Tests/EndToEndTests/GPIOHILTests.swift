@@ -26,6 +26,11 @@ import Testing
             timing: { flip_ms: 200, column_stagger_ms: 50 }
             gpio: { chip: gpiochip0, kind: shift_chain, data: 12, clock: 13, latch: 14, chain_order: [1, 0], hold_us: 5000, steps_per_revolution: 40 }
             """, lines: [12, 13, 14]),
+        // Each write held 3 ms (a frame of two modules: 8 rows × 66 writes) for the recorder.
+        Case(name: "max7219", text: "AB", stepsPerRevolution: 0, yaml: """
+            timing: { flip_ms: 200, column_stagger_ms: 50 }
+            gpio: { chip: gpiochip0, kind: max7219, din: 0, clk: 1, cs: 2, chain_order: [1, 0], intensity: 9, hold_us: 3000 }
+            """, lines: [0, 1, 2]),
     ]
 
     static func config(_ c: Case) -> String {
@@ -88,11 +93,12 @@ import Testing
             let plan = try FlapdProcess(["plan", "--to", c.text, "--config", "\(dir)/\(c.name).yaml"])
             #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
             let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
-            let steps = (0..<2).map { col in expectedSteps(planned.first { $0["col"] as? Int == col }, stepsPerRevolution: c.stepsPerRevolution) }
+            let steps = (0..<2).map { col in c.stepsPerRevolution == 0 ? 0 : expectedSteps(planned.first { $0["col"] as? Int == col }, stepsPerRevolution: c.stepsPerRevolution) }
             let firstMover = planned.min { ($0["start_ms"] as! Double) < ($1["start_ms"] as! Double) }!["col"] as! Int
             switch c.name {
             case "step_dir": checkStepDir(states, steps: steps, firstMover: firstMover)
             case "unipolar": checkCoils(states.map { [Array($0[0..<4]), Array($0[4..<8])] }, steps: steps, sequence: Self.halfStep, firstMover: firstMover)
+            case "max7219": checkMAX7219(states)
             default: checkCoils(latched595(states), steps: steps, sequence: Self.fullStep, firstMover: firstMover)
             }
         }
@@ -200,6 +206,30 @@ import Testing
             firstChange.append(states.firstIndex { $0[m] != off } ?? Int.max)
         }
         #expect(firstChange[firstMover] < firstChange[1 - firstMover])
+    }
+
+    /// MAX7219s read back by a model written here (a 16-bit register a device, DIN in on CLK's
+    /// rising edge while CS is low, passed down the chain; every device latches on CS's rising
+    /// edge): the setup registers, then module 0 showing "A" and module 1 "B", drawn by hand.
+    func checkMAX7219(_ states: [[Bool]]) {
+        var shift = [UInt16](repeating: 0, count: 2)
+        var registers = [[UInt8: UInt8]](repeating: [:], count: 2)
+        for (i, s) in states.enumerated() where i > 0 {
+            let before = states[i - 1]
+            if s[1] && !before[1] && !s[2] {
+                let carry = shift[0] & 0x8000 != 0
+                shift[0] = shift[0] << 1 | (s[0] ? 1 : 0)
+                shift[1] = shift[1] << 1 | (carry ? 1 : 0)
+            }
+            if s[2] && !before[2] { for d in 0..<2 { registers[d][UInt8(shift[d] >> 8)] = UInt8(shift[d] & 0xFF) } }
+        }
+        let a: [UInt8] = [0x38, 0x44, 0x44, 0x7C, 0x44, 0x44, 0x44, 0]  // " ### ", "#   #", "#   #", "#####", …
+        let b: [UInt8] = [0x78, 0x44, 0x44, 0x78, 0x44, 0x44, 0x78, 0]  // "#### ", "#   #", "#   #", "#### ", …
+        for d in 0..<2 {
+            #expect([0x09, 0x0B, 0x0A, 0x0C, 0x0F].map { registers[d][$0] } == [0, 7, 9, 1, 0], "device \(d) setup: \(registers[d])")
+        }
+        // chain_order [1, 0]: the device nearest the Pi shows module 1.
+        #expect((1...8).map { registers[0][UInt8($0)] } == b && (1...8).map { registers[1][UInt8($0)] } == a, "\(registers)")
     }
 
     /// The outputs a chain of 74HC595s shows after each latch, simulated here from the datasheet
