@@ -3,8 +3,9 @@ import Testing
 
 /// flapd against a real kernel GPIO driver: the kernel's gpio-sim (built out of tree by
 /// `hardware/sim/build-gpio-sim`) in a QEMU guest. For each module kind flapd plays one
-/// transition on the simulated chip while `flapgpio watch` records every line state; the
-/// recording is read here and checked against `flapd plan` with step arithmetic of its own.
+/// transition on the simulated chip while the kernel's own `gpio_value` trace events record
+/// every line write (none can be missed, however loaded the machine); the recording is read
+/// here and checked against `flapd plan` with step arithmetic of its own.
 @Suite struct GPIOHILTests {
     /// One kind's board: two modules in a row on a 16-line simulated chip.
     struct Case {
@@ -21,15 +22,13 @@ import Testing
             timing: { flip_ms: 200, column_stagger_ms: 50 }
             gpio: { chip: gpiochip0, kind: unipolar, coils: [[4, 5, 6, 7], [8, 9, 10, 11]], half_step: true, steps_per_revolution: 80 }
             """, lines: Array(4...11)),
-        // Each chain write held 5 ms (18 a step: 90 ms), so that the recorder sees every one.
         Case(name: "shift_chain", text: "AB", stepsPerRevolution: 40, yaml: """
             timing: { flip_ms: 200, column_stagger_ms: 50 }
-            gpio: { chip: gpiochip0, kind: shift_chain, data: 12, clock: 13, latch: 14, chain_order: [1, 0], hold_us: 5000, steps_per_revolution: 40 }
+            gpio: { chip: gpiochip0, kind: shift_chain, data: 12, clock: 13, latch: 14, chain_order: [1, 0], steps_per_revolution: 40 }
             """, lines: [12, 13, 14]),
-        // Each write held 3 ms (a frame of two modules: 8 rows × 66 writes) for the recorder.
         Case(name: "max7219", text: "AB", stepsPerRevolution: 0, yaml: """
             timing: { flip_ms: 200, column_stagger_ms: 50 }
-            gpio: { chip: gpiochip0, kind: max7219, din: 0, clk: 1, cs: 2, chain_order: [1, 0], intensity: 9, hold_us: 3000 }
+            gpio: { chip: gpiochip0, kind: max7219, din: 0, clk: 1, cs: 2, chain_order: [1, 0], intensity: 9 }
             """, lines: [0, 1, 2]),
     ]
 
@@ -53,25 +52,18 @@ import Testing
         let modules = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
         #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
         var files = [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko"]
-        var script = """
-            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
-            mkdir /sys/kernel/config/gpio-sim/board /sys/kernel/config/gpio-sim/board/bank0
-            echo 16 > /sys/kernel/config/gpio-sim/board/bank0/num_lines
-            echo 1 > /sys/kernel/config/gpio-sim/board/live
-            sim=/sys/devices/platform/$(cat /sys/kernel/config/gpio-sim/board/dev_name)/$(cat /sys/kernel/config/gpio-sim/board/bank0/chip_name)
-            echo "SIM $sim"
+        var script = Self.setup + """
+            echo 1 > $T/events/gpio/gpio_value/enable
 
             """
         for c in Self.cases {
             try Self.config(c).write(toFile: "\(dir)/\(c.name).yaml", atomically: true, encoding: .utf8)
             files.append("\(dir)/\(c.name).yaml")
             script += """
-                /flapgpio watch --sim $sim --lines \(c.lines.map(String.init).joined(separator: ",")) > /tmp/\(c.name).rec &
-                w=$!
+                echo > $T/trace
                 /flapd demo --config /\(c.name).yaml --plain --no-sound --once "\(c.text)" 2>&1
                 echo "FLAPD-EXIT \(c.name) $?"
-                kill $w; wait $w
-                echo "RECORD-BEGIN \(c.name)"; cat /tmp/\(c.name).rec; echo "RECORD-END \(c.name)"
+                echo "RECORD-BEGIN \(c.name) base $base"; grep gpio_value $T/trace; echo "RECORD-END \(c.name)"
 
                 """
         }
@@ -82,14 +74,11 @@ import Testing
 
         for c in Self.cases {
             #expect(console.contains("FLAPD-EXIT \(c.name) 0"), "\(qemu.stdout)")
-            guard let begin = console.firstIndex(of: "RECORD-BEGIN \(c.name)"), let end = console.firstIndex(of: "RECORD-END \(c.name)") else {
+            guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN \(c.name) ") }), let end = console.firstIndex(of: "RECORD-END \(c.name)") else {
                 Issue.record("no recording of \(c.name): \(qemu.stdout)"); continue
             }
-            // Every stable state of the lines, in --lines order.
-            let states: [[Bool]] = console[(begin + 1)..<end].compactMap { line in
-                let parts = line.split(separator: " ")
-                return parts.count == 2 ? parts[1].map { $0 == "1" } : nil
-            }
+            let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
+            let states = Self.writes(console[(begin + 1)..<end], base: base, lines: c.lines)
             let plan = try FlapdProcess(["plan", "--to", c.text, "--config", "\(dir)/\(c.name).yaml"])
             #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
             let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
@@ -104,8 +93,9 @@ import Testing
         }
     }
 
-    /// Home sensors driven by simulated edges: `flapgpio drum` counts the STEP line's pulses and
-    /// pulls the sensor line down while the drum is at its magnet (up otherwise). flapd homes at
+    /// Home sensors driven by simulated edges: `flapgpio drum` follows the STEP line's writes in
+    /// the kernel's trace and pulls the sensor line down while the drum is at its magnet (up
+    /// otherwise). flapd homes at
     /// start, with the offset `flapd calibrate` saved, and ends where the message says; with a
     /// dead sensor it finds no pulse, tries again, and leaves the module faulty.
     @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
@@ -114,8 +104,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let modules = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
         #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
-        // 80 steps a turn on 40 flaps, 100 ms flips: a step every 50 ms, each pulse 20 ms long
-        // so that the drum's reader (polling sysfs) sees every one.
+        // 80 steps a turn on 40 flaps, 100 ms flips: a step every 50 ms. The drum follows the
+        // kernel's trace, so it counts every step; its sensor answers within the step.
         try """
             local_api: { enabled: false }
             sound: { enabled: false }
@@ -133,24 +123,23 @@ import Testing
                   pulse_us: 20000
                   home: { lines: [4], bias: pull_up, max_failures: 2 }
             """.write(toFile: dir + "/home.yaml", atomically: true, encoding: .utf8)
-        let drum = "/flapgpio drum --sim $sim --step-line 0 --sensor-line 4 --steps 80 --magnet 0 --start 30"
-        let guest = try await QEMUGuest(dir: dir, script: """
-            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
-            b=/sys/kernel/config/gpio-sim/b
-            mkdir $b $b/bank0 && echo 8 > $b/bank0/num_lines && echo 1 > $b/live
-            sim=/sys/devices/platform/$(cat $b/dev_name)/$(cat $b/bank0/chip_name)
+        let drum = "/flapgpio drum --base $base --sim $sim --step-line 0 --sensor-line 4 --steps 80 --magnet 0 --start 30"
+        let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
+            echo 1 > $T/events/gpio/gpio_value/enable
             mkdir -p /tmp/state /tmp/state2
             /flapd calibrate --config /home.yaml --module 0,0 --offset 6 --state-dir /tmp/state
+            echo > $T/trace
             \(drum) > /tmp/drum1 &
             d=$!
             /flapd demo --config /home.yaml --state-dir /tmp/state --plain --no-sound --once C 2>&1
             echo "FLAPD-EXIT homed $?"
-            kill $d; wait $d; cat /tmp/drum1
+            echo END > $T/trace_marker; wait $d; cat /tmp/drum1
+            echo > $T/trace
             \(drum) --dead > /tmp/drum2 &
             d=$!
             /flapd demo --config /home.yaml --state-dir /tmp/state2 --plain --no-sound --once C 2>&1
             echo "FLAPD-EXIT dead $?"
-            kill $d; wait $d; cat /tmp/drum2
+            echo END > $T/trace_marker; wait $d; cat /tmp/drum2
             """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko", dir + "/home.yaml"])
         let qemu = try guest.boot(cpus: 2)
         #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
@@ -166,6 +155,35 @@ import Testing
         // No pulse in a turn and a half (121 steps), twice: faulty, left still.
         #expect(drums[1]["pulses"] == 2 * 121, "\(drums[1])")
         #expect(console.contains { $0.contains("found no home pulse in a turn and a half: faulty after 2 failures, left still") }, "\(qemu.stdout)")
+    }
+
+    /// Mounts configfs and tracefs, makes a 16-line gpio-sim chip; `$sim` is its sysfs folder,
+    /// `$base` its first GPIO number in trace events, `$T` tracefs.
+    static let setup = """
+        insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
+        b=/sys/kernel/config/gpio-sim/board
+        mkdir $b $b/bank0 && echo 16 > $b/bank0/num_lines && echo 1 > $b/live
+        sim=/sys/devices/platform/$(cat $b/dev_name)/$(cat $b/bank0/chip_name)
+        base=$(cat /sys/class/gpio/gpiochip*/base)
+        T=/sys/kernel/tracing
+        mount -t tracefs none $T && echo 8192 > $T/buffer_size_kb
+
+        """
+
+    /// The line levels after each write of a request of `lines`, from the kernel's trace: a
+    /// bulk write traces one `gpio_value: <base + offset> set <0|1>` a line, in request order.
+    static func writes(_ trace: ArraySlice<String>, base: Int, lines: [Int]) -> [[Bool]] {
+        var states: [[Bool]] = []
+        var current = Array(repeating: false, count: lines.count), next = 0
+        for line in trace {
+            guard let m = line.firstMatch(of: /gpio_value: (\d+) set (\d)/), let gpio = Int(m.1),
+                  let i = lines.firstIndex(of: gpio - base) else { continue }
+            if i != next { Issue.record("trace out of request order at: \(line)"); next = i }
+            current[i] = m.2 == "1"
+            next = (i + 1) % lines.count
+            if next == 0 { states.append(current) }
+        }
+        return states
     }
 
     /// Steps of a planned move from blank on the 40-flap standard drum, the k-th flap boundary
