@@ -65,7 +65,12 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     public var stats: Counters { lock.lock(); defer { lock.unlock() }; return counters }
 
     /// Whether every module has finished its steps and been released.
-    public var idle: Bool { lock.lock(); defer { lock.unlock() }; return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty }
+    public var idle: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty && !writing
+    }
+    /// The thread is writing what it took from the queues (idle only once it is written).
+    private var writing = false
 
     /// Starts with the modules meant to show `targets` (drum indices, row by row: the board's
     /// target, restored or already set) — where a homing turn takes them.
@@ -130,6 +135,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 continue
             }
             let writes = due(now: MonotonicClock.now())
+            writing = true
             lock.unlock()
             var failed = 0
             for levels in writes {
@@ -140,6 +146,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
             lock.lock()
+            writing = false
             counters.writes += writes.count
             counters.failures += failed
         }

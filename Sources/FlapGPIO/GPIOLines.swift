@@ -1,4 +1,5 @@
 import CGPIOD
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -115,13 +116,16 @@ public final class LibgpiodInputs: GPIOInputs, @unchecked Sendable {
 }
 
 /// Writes counted and, when asked, kept: the benchmark's sink and the unit tests' recorder.
-public final class RecordingOutputs: GPIOOutputs, @unchecked Sendable {
-    public private(set) var writes = 0
-    public private(set) var recorded: [[Bool]] = []
+public final class RecordingOutputs: GPIOOutputs, Sendable {
+    private let state = Mutex<(writes: Int, recorded: [[Bool]])>((0, []))
     private let keep: Bool
     public init(keep: Bool = true) { self.keep = keep }
+    public var writes: Int { state.withLock { $0.writes } }
+    public var recorded: [[Bool]] { state.withLock { $0.recorded } }
     public func write(_ levels: [Bool]) throws(GPIOError) {
-        writes += 1
-        if keep { recorded.append(levels) }
+        state.withLock { s in
+            s.writes += 1
+            if keep { s.recorded.append(levels) }
+        }
     }
 }

@@ -33,7 +33,9 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     }
 
     /// Whether every planned frame has been shown.
-    public var idle: Bool { lock.lock(); defer { lock.unlock() }; return due.isEmpty }
+    public var idle: Bool { lock.lock(); defer { lock.unlock() }; return due.isEmpty && !writing }
+    /// The thread is writing a frame it took from the queue.
+    private var writing = false
 
     /// Sets the chain up and shows `glyphs` (row by row: the board as it stands).
     public func start(glyphs: [Glyph]?) {
@@ -97,9 +99,11 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
             }
             let writes = chain.show(images)
             shownFrames += 1
+            writing = true
             lock.unlock()
             write(writes)
             lock.lock()
+            writing = false
         }
         lock.unlock()
     }
