@@ -41,7 +41,7 @@ public struct GPIOBoards: Sendable {
                     throw GPIOError("board '\(b.id)': \(error)")
                 }
                 driver.attach(.init(inputs: sensors, activeLow: home.activeLow, offsets: offsets(board: b.id, modules: b.rows * b.cols),
-                                    maxFailures: home.maxFailures))
+                                    maxFailures: home.maxFailures, powerGroups: b.timing.powerGroups))
             }
             drivers.append((i, driver, g))
         }

@@ -11,8 +11,11 @@ extension GPIODriver {
         public var activeLow: Bool
         public var offsets: [Int]
         public var maxFailures: Int
-        public init(inputs: any GPIOInputs, activeLow: Bool = true, offsets: [Int], maxFailures: Int = 3) {
+        /// The board's power groups: homing turns start in batches that keep each under its limit.
+        public var powerGroups: [PowerGroup]
+        public init(inputs: any GPIOInputs, activeLow: Bool = true, offsets: [Int], maxFailures: Int = 3, powerGroups: [PowerGroup] = []) {
             self.inputs = inputs; self.activeLow = activeLow; self.offsets = offsets; self.maxFailures = maxFailures
+            self.powerGroups = powerGroups
         }
     }
 
@@ -29,6 +32,7 @@ extension GPIODriver {
         self.sensors = sensors.inputs
         sensorsActiveLow = sensors.activeLow
         offsets = sensors.offsets
+        homingGroups = sensors.powerGroups
         homes = target.indices.map { _ in
             HomeTracker(stepsPerRevolution: geometry.stepsPerRevolution, flaps: geometry.flaps, maxFailures: sensors.maxFailures)
         }
@@ -52,12 +56,30 @@ extension GPIODriver {
 
     /// Homes every module that is not faulty: each turns forward to its magnet, on by its offset
     /// to flap 0, and on to the flap it should show — so the board ends as it was meant to be.
+    /// Modules of a power group start in turn, never more turning at once than it allows.
     public func homeAll() {
         lock.lock()
         defer { lock.unlock() }
-        let now = MonotonicClock.now()
-        for m in target.indices { startHoming(m, now: now) }
+        homingQueue = target.indices.filter { homes?[$0].state != .faulty }
+        pumpHoming(now: MonotonicClock.now())
         lock.broadcast()
+    }
+
+    /// Starts the queued homing turns that their power groups have room for (a module turning
+    /// for any reason counts). Caller holds the lock.
+    func pumpHoming(now: Int64) {
+        guard !homingQueue.isEmpty else { return }
+        let cols = self.cols
+        func turning(_ m: Int) -> Bool { !pending[m].isEmpty || releases[m] != nil }
+        homingQueue.removeAll { m in
+            let full = homingGroups.contains { g in
+                g.contains(row: m / cols, col: m % cols)
+                    && target.indices.filter { g.contains(row: $0 / cols, col: $0 % cols) && turning($0) }.count >= g.maxMoving
+            }
+            if full { return false }
+            startHoming(m, now: now)
+            return true
+        }
     }
 
     /// The pace of a homing turn: the steps of one flip in one flip interval.

@@ -46,6 +46,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     var target: [Int]
     /// The flip interval of the latest plan (homing turns step at its pace).
     var lastFlip: Int64 = 120_000_000
+    /// Modules waiting for room in their power group to home, and the groups.
+    var homingQueue: [Int] = []
+    var homingGroups: [PowerGroup] = []
 
     /// `flip`: the board's flip interval, the pace of homing turns until a plan says otherwise.
     public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry, flip: Int64 = 120_000_000,
@@ -67,7 +70,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Whether every module has finished its steps and been released.
     public var idle: Bool {
         lock.lock(); defer { lock.unlock() }
-        return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty && !writing
+        return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty && homingQueue.isEmpty && !writing
     }
     /// The thread is writing what it took from the queues (idle only once it is written).
     private var writing = false
@@ -184,6 +187,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         if !releasing.isEmpty {
             for m in releasing { releases[m] = nil }
             out += engine.release(releasing)
+            pumpHoming(now: now)
             if releases.isEmpty, pending.allSatisfy(\.isEmpty), enabled {
                 out += engine.enable(false, modules: Array(pending.indices))
                 enabled = false

@@ -20,6 +20,7 @@ struct FlapGPIOTool: ParsableCommand {
         @Option(help: "GPIO chip (gpiochip0 or /dev/gpiochip0).") var chip = "gpiochip0"
         @Option(help: "Line offsets, comma-separated.") var lines = "0,1,2"
         @Option(help: "How many writes.") var count = 20_000
+        @Flag(help: "Only request the lines, print HELD and keep them until killed (to test a busy line).") var hold = false
 
         func run() throws {
             let offsets = lines.split(separator: ",").compactMap { Int($0) }
@@ -27,6 +28,10 @@ struct FlapGPIOTool: ParsableCommand {
             do { outputs = try LibgpiodOutputs(chip: chip, lines: offsets, initial: offsets.map { _ in false }) } catch {
                 FileHandle.standardError.write(Data("flapgpio: \(error)\n".utf8))
                 throw ExitCode(1)
+            }
+            if hold {
+                FileHandle.standardOutput.write(Data("HELD\n".utf8))
+                while true { pause() }
             }
             var levels = offsets.map { _ in false }
             let start = MonotonicClock.now()

@@ -46,4 +46,18 @@ import Testing
         #expect(await run.waitForExit() == 1)
         #expect(run.stderr.contains("local_api.port: -1 is outside 0…65535 (line 1)"))
     }
+
+    /// A GPIO board whose chip is not there: flapd says which chip and how to find the right one,
+    /// and does not start (no local API, no half-wired board).
+    @Test func runRefusesAGPIOBoardWithoutItsChip() async throws {
+        let config = try configFile("""
+            local_api: { port: 0 }
+            boards:
+              - { id: shelf, rows: 1, cols: 2, output: gpio, gpio: { chip: gpiochip77, kind: step_dir, step: [17, 27] } }
+            """)
+        let run = try FlapdProcess(["run", "--config", config, "--plain", "--no-sound"])
+        #expect(await run.waitForExit() == 1)
+        #expect(run.stderr.contains("board 'shelf': no GPIO chip gpiochip77 (/dev/gpiochip77 does not exist; `gpiodetect` lists the chips)"), "\(run.stderr)")
+        #expect(!run.stderr.contains("local API listening"), "\(run.stderr)")
+    }
 }

@@ -10,22 +10,30 @@ import Testing
 /// for the driver's homing; the kernel's lines are in the HIL test.
 final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     let steps: Int, magnet: Int
-    private let state = Mutex<(position: Int, stepHigh: Bool, edges: [(Int, Bool)], sensorWorks: Bool)>((0, false, [], true))
-    init(steps: Int, magnet: Int, position: Int) {
+    private let state: Mutex<(positions: [Int], stepHigh: [Bool], edges: [(Int, Bool)], sensorWorks: Bool, log: [Int])>
+    /// One drum a module; module i's STEP line is the i-th level, its sensor the i-th input.
+    init(steps: Int, magnet: Int, positions: [Int]) {
         self.steps = steps; self.magnet = magnet
-        state.withLock { $0.position = position }
+        state = Mutex((positions, positions.map { _ in false }, [], true, []))
     }
-    var position: Int { state.withLock { $0.position } }
+    convenience init(steps: Int, magnet: Int, position: Int) { self.init(steps: steps, magnet: magnet, positions: [position]) }
+    var position: Int { state.withLock { $0.positions[0] } }
+    var positions: [Int] { state.withLock { $0.positions } }
+    /// Which module took each step, in order.
+    var log: [Int] { state.withLock { $0.log } }
     func breakSensor() { state.withLock { $0.sensorWorks = false } }
 
     func write(_ levels: [Bool]) throws(GPIOError) {
         state.withLock { s in
-            defer { s.stepHigh = levels[0] }
-            guard levels[0], !s.stepHigh else { return }
-            let was = s.position % steps == magnet
-            s.position += 1
-            let now = s.position % steps == magnet
-            if s.sensorWorks, was != now { s.edges.append((0, !now)) }  // active low: at the magnet, low
+            for i in s.positions.indices {
+                defer { s.stepHigh[i] = levels[i] }
+                guard levels[i], !s.stepHigh[i] else { continue }
+                let was = s.positions[i] % steps == magnet
+                s.positions[i] += 1
+                s.log.append(i)
+                let now = s.positions[i] % steps == magnet
+                if s.sensorWorks, was != now { s.edges.append((i, !now)) }  // active low: at the magnet, low
+            }
         }
     }
 
@@ -89,5 +97,19 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         let still = drum.position
         driver.planned(board: 0, plan: plan(to: 5, from: 2, flips: 3), transitionStart: MonotonicClock.now())
         #expect(soon { driver.idle } && drum.position == still, "a faulty module is left still")
+    }
+
+    @Test func homingTurnsOfAPowerGroupGoOneBatchAtATime() {
+        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
+        let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [30, 25])
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [0, 0], powerGroups: [PowerGroup(rows: 0...0, cols: 0...1, maxMoving: 1)]))
+        driver.start(targets: [1, 1])
+        defer { driver.stop() }
+        driver.homeAll()
+        #expect(soon { driver.idle })
+        // Module 0: 10 steps to its magnet and 4 to flap 1; then module 1: 15 and 4. Never both.
+        #expect(drum.log == Array(repeating: 0, count: 14) + Array(repeating: 1, count: 19), "\(drum.log)")
+        #expect(drum.positions == [44, 44])
     }
 }

@@ -8,7 +8,7 @@ public struct PowerGroup: Hashable, Sendable {
         self.rows = rows; self.cols = cols; self.maxMoving = maxMoving
     }
 
-    func contains(row: Int, col: Int) -> Bool { rows.contains(row) && cols.contains(col) }
+    public func contains(row: Int, col: Int) -> Bool { rows.contains(row) && cols.contains(col) }
 }
 
 /// Stretches a plan's cascade so that no power group ever has more than its `maxMoving`
