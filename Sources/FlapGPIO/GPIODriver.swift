@@ -93,8 +93,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Stops after the steps already planned (homing turns too) have gone out and the modules
     /// are released — a flap is never left half-way — waiting at most `drainSeconds`.
     public func stop(drainSeconds: Double = 30) {
-        let end = MonotonicClock.now() + Int64(drainSeconds * 1e9)
-        while !idle, MonotonicClock.now() < end { MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000) }
+        drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
         while thread?.isFinished == false || sensorThread?.isFinished == false { usleep(1000) }
     }
@@ -127,16 +126,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private func loop() {
         lock.lock()
         while running {
-            guard let next = nextInstant else { lock.wait(); continue }
-            let now = MonotonicClock.now()
-            if next > now {
-                // Sleep on the clock, not the condition: but no longer than 5 ms, so a new plan
-                // with an earlier instant is picked up in time.
-                lock.unlock()
-                MonotonicClock.sleep(until: min(next, now + 5_000_000))
-                lock.lock()
-                continue
-            }
+            guard reached(nextInstant, lock: lock) else { continue }
             let writes = due(now: MonotonicClock.now())
             writing = true
             lock.unlock()

@@ -53,8 +53,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
 
     /// Stops once the frames already planned have been shown (at most `drainSeconds`).
     public func stop(drainSeconds: Double = 30) {
-        let end = MonotonicClock.now() + Int64(drainSeconds * 1e9)
-        while !idle, MonotonicClock.now() < end { MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000) }
+        drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
         while thread?.isFinished == false { usleep(1000) }
     }
@@ -85,14 +84,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     private func loop() {
         lock.lock()
         while running {
-            guard let next = due.last?.at else { lock.wait(); continue }
-            let now = MonotonicClock.now()
-            if next > now {
-                lock.unlock()
-                MonotonicClock.sleep(until: min(next, now + 5_000_000))
-                lock.lock()
-                continue
-            }
+            guard reached(due.last?.at, lock: lock) else { continue }
             while let d = due.last, d.at <= MonotonicClock.now() {
                 images[d.module] = d.image
                 due.removeLast()

@@ -10,15 +10,13 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     public let link: SplitflapLink
     private let lock = NSCondition()
     private var targets: [UInt8]
-    /// (instant, module, flap), soonest last.
-    private var due: [(at: Int64, module: Int, flap: UInt8)] = []
-    private let cols: Int
+    private var queue: CascadeQueue
     private var running = true
     private var thread: Thread?
 
     public init(board: Int, rows: Int, cols: Int, link: SplitflapLink) {
         self.board = board
-        self.cols = cols
+        queue = CascadeQueue(cols: cols)
         self.link = link
         targets = Array(repeating: 0, count: rows * cols)
     }
@@ -46,12 +44,8 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
-        let moves = plan.moves
         lock.lock()
-        let moving = Set(moves.map { Int($0.row) * cols + Int($0.col) })
-        due.removeAll { moving.contains($0.module) }
-        due += moves.map { (transitionStart + $0.start, Int($0.row) * cols + Int($0.col), $0.to) }
-        due.sort { $0.at > $1.at }
+        queue.replace(with: plan, transitionStart: transitionStart)
         lock.broadcast()
         lock.unlock()
     }
@@ -60,16 +54,13 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         while running {
-            guard let next = due.last else { lock.wait(); continue }
+            guard let next = queue.next else { lock.wait(); continue }
             let now = MonotonicClock.now()
-            if next.at > now {
-                _ = lock.wait(until: Date().addingTimeInterval(Double(next.at - now) / 1e9))
+            if next > now {
+                _ = lock.wait(until: Date().addingTimeInterval(Double(next - now) / 1e9))
                 continue
             }
-            while let d = due.last, d.at <= MonotonicClock.now() {
-                targets[d.module] = d.flap
-                due.removeLast()
-            }
+            for d in queue.take(by: MonotonicClock.now()) { targets[d.module] = d.flap }
             link.set(targets.map { SplitflapProtocol.ModuleTarget(flap: $0) })
         }
     }

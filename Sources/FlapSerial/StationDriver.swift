@@ -23,13 +23,11 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     public let bus: StationBus
     /// Row-major: the bus address of each module.
     public let addresses: [UInt8]
-    private let cols: Int
     private let open: @Sendable () throws(SerialError) -> any SerialTransport
     private let log: @Sendable (String) -> Void
     private let lock = NSCondition()
     private var targets: [UInt8]
-    /// (instant, module, flap), soonest last.
-    private var due: [(at: Int64, module: Int, flap: UInt8)] = []
+    private var queue: CascadeQueue
     private let running = Atomic(false)
     private let state = Mutex(Counters())
     private var thread: Thread?
@@ -38,7 +36,7 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
                 open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.board = board
-        self.cols = cols
+        queue = CascadeQueue(cols: cols)
         self.addresses = addresses
         self.bus = bus
         targets = Array(repeating: 0, count: addresses.count)
@@ -72,12 +70,8 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
-        let moves = plan.moves
         lock.lock()
-        let moving = Set(moves.map { Int($0.row) * cols + Int($0.col) })
-        due.removeAll { moving.contains($0.module) }
-        due += moves.map { (transitionStart + $0.start, Int($0.row) * cols + Int($0.col), $0.to) }
-        due.sort { $0.at > $1.at }
+        queue.replace(with: plan, transitionStart: transitionStart)
         lock.broadcast()
         lock.unlock()
     }
@@ -94,15 +88,14 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
             let now = MonotonicClock.now()
             var group: [(address: UInt8, flap: UInt8)] = []
             var plannedAt: Int64?
-            while let d = due.last, d.at <= now {
+            for d in queue.take(by: now) {
                 targets[d.module] = d.flap
                 group.append((addresses[d.module], d.flap))
                 plannedAt = plannedAt ?? d.at
-                due.removeLast()
             }
             if group.isEmpty {
                 // Wake for the next instant, or every 50 ms to notice a port that went away.
-                let wait = min(due.last.map { $0.at - now } ?? 50_000_000, 50_000_000)
+                let wait = min(queue.next.map { $0 - now } ?? 50_000_000, 50_000_000)
                 _ = lock.wait(until: Date().addingTimeInterval(Double(wait) / 1e9))
             }
             lock.unlock()
