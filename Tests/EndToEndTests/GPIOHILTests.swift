@@ -107,7 +107,7 @@ import Testing
         // 80 steps a turn on 40 flaps, 100 ms flips: a step every 50 ms. The drum follows the
         // kernel's trace, so it counts every step; its sensor answers within the step.
         try """
-            local_api: { enabled: false }
+            local_api: { port: 7000 }
             sound: { enabled: false }
             boards:
               - id: sim
@@ -123,6 +123,12 @@ import Testing
                   pulse_us: 20000
                   home: { lines: [4], bias: pull_up, max_failures: 2 }
             """.write(toFile: dir + "/home.yaml", atomically: true, encoding: .utf8)
+        try """
+            local_api: { enabled: false }
+            sound: { enabled: false }
+            boards:
+              - { id: sim, rows: 1, cols: 1, output: gpio, gpio: { chip: gpiochip0, kind: step_dir, step: [99] } }
+            """.write(toFile: dir + "/badline.yaml", atomically: true, encoding: .utf8)
         let drum = "/flapgpio drum --base $base --sim $sim --step-line 0 --sensor-line 4 --steps 80 --magnet 0 --start 30"
         let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
             echo 1 > $T/events/gpio/gpio_value/enable
@@ -140,13 +146,22 @@ import Testing
             /flapd demo --config /home.yaml --state-dir /tmp/state --plain --no-sound --once C 2>&1
             echo "FLAPD-EXIT homed $?"
             echo END > $T/trace_marker; wait $d; cat /tmp/drum1
+            /flapd demo --config /badline.yaml --plain --no-sound --once C 2>&1
+            echo "FLAPD-EXIT badline $?"
+            ip link set lo up
             echo > $T/trace
             \(drum) --dead > /tmp/drum2 &
             d=$!
-            /flapd demo --config /home.yaml --state-dir /tmp/state2 --plain --no-sound --once C 2>&1
+            /flapd run --config /home.yaml --state-dir /tmp/state2 --plain --no-sound > /tmp/flapd2.log 2>&1 &
+            f=$!
+            until grep -q "left still" /tmp/flapd2.log; do :; done
+            echo "STATUS $(/flapd status --url http://127.0.0.1:7000 | tr -d '\n')"
+            kill $f; wait $f
             echo "FLAPD-EXIT dead $?"
+            cat /tmp/flapd2.log
             echo END > $T/trace_marker; wait $d; cat /tmp/drum2
-            """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko", dir + "/home.yaml"])
+            """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko",
+                         dir + "/home.yaml", dir + "/badline.yaml"])
         let qemu = try guest.boot(cpus: 2)
         #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
@@ -164,6 +179,16 @@ import Testing
         // No pulse in a turn and a half (121 steps), twice: faulty, left still.
         #expect(drums[1]["pulses"] == 2 * 121, "\(drums[1])")
         #expect(console.contains { $0.contains("found no home pulse in a turn and a half: faulty after 2 failures, left still") }, "\(qemu.stdout)")
+        // Status says so: the module is faulty, with its failures.
+        let status = try #require(console.first { $0.hasPrefix("STATUS {") }, "\(qemu.stdout)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.dropFirst(7).utf8)) as? [String: Any])
+        let health = ((report["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any])
+        #expect(health?["faulty"] as? Int == 1 && health?["ok"] as? Int == 0, "\(status)")
+        let module = (health?["reported"] as? [[String: Any]])?.first
+        #expect(module?["state"] as? String == "faulty" && module?["failures"] as? Int == 2, "\(status)")
+        // A line the chip does not have: named, with the chip's range; flapd does not start.
+        #expect(console.contains("FLAPD-EXIT badline 1"), "\(qemu.stdout)")
+        #expect(console.contains { $0.contains("board 'sim': gpiochip0 has lines 0–15; line 99 does not exist") }, "\(qemu.stdout)")
     }
 
     /// Mounts configfs and tracefs, makes a 16-line gpio-sim chip; `$sim` is its sysfs folder,

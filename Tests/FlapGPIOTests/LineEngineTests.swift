@@ -1,4 +1,5 @@
 import FlapCore
+import Foundation
 import Testing
 @testable import FlapGPIO
 
@@ -103,5 +104,14 @@ import Testing
         t.startHoming()
         for _ in 0..<120 { #expect(t.stepped() == nil) }
         #expect(t.stepped() == .notFound && t.failures == 1 && t.state == .unhomed)
+    }
+}
+
+@Suite struct GPIOErrorTests {
+    /// What a user without access reads (the machines here run as root, so the kernel never says it).
+    @Test func aPermissionProblemNamesTheGroup() {
+        #expect(LibgpiodOutputs.chipError("gpiochip0", path: "/dev/gpiochip0", EACCES).description
+            == "no permission to open /dev/gpiochip0: add flapd's user to the gpio group (`sudo usermod -aG gpio flapd`) or see hardware/README.md for the udev rule")
+        #expect(LibgpiodOutputs.lineError("gpiochip0", lines: [17, 27], EBUSY).description.hasPrefix("a line of gpiochip0 among [17, 27] is busy"))
     }
 }
