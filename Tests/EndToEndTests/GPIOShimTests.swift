@@ -47,4 +47,43 @@ import Testing
             #expect(seen == ["api \(v.lowercased())"] + Self.expected, "\(qemu.stdout)")
         }
     }
+
+    /// flapd's own GPIO code (the `FlapGPIO` module, through the shim) built with SwiftPM against
+    /// trixie's libgpiod 2.x — pkg-config pointed at the unpacked packages, a build folder of its
+    /// own (`.build-v2`) — and run in the guest on gpio-sim: `flapgpio bench` writes the lines
+    /// through v2 and a missing chip is named as on v1.
+    @Test(.timeLimit(.minutes(15)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func flapGPIOBuiltAgainstLibgpiodV2DrivesTheSimulator() async throws {
+        let dir = try scratchDirectory("flap-v2")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let repo = QEMUGuest.repository.path, sim = repo + "/hardware/sim"
+        let fetch = try FlapdProcess([sim + "/fetch-libgpiod-v2"], executable: "/bin/bash")
+        #expect(await fetch.waitForExit() == 0, "\(fetch.stderr)")
+        let v2 = fetch.stdout.trimmingCharacters(in: .whitespacesAndNewlines), lib = v2 + "/usr/lib/x86_64-linux-gnu"
+        let env = ["PKG_CONFIG_PATH": lib + "/pkgconfig", "PKG_CONFIG_SYSROOT_DIR": v2]
+        let build = try FlapdProcess(["swift", "build", "--package-path", repo, "--build-path", repo + "/.build-v2", "--product", "flapgpio"],
+                                     environment: env, executable: "/usr/bin/env")
+        #expect(await build.waitForExit() == 0, "\(build.stdout)\n\(build.stderr)")
+        try FileManager.default.copyItem(atPath: repo + "/.build-v2/debug/flapgpio", toPath: dir + "/flapgpio-v2")
+        let modules = try FlapdProcess([sim + "/build-gpio-sim", dir], executable: "/bin/bash")
+        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
+        let script = """
+            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
+            b=/sys/kernel/config/gpio-sim/b
+            mkdir $b $b/bank0 && echo 8 > $b/bank0/num_lines && echo 1 > $b/live
+            export LD_LIBRARY_PATH=\(lib)
+            /flapgpio-v2 bench --chip $(cat $b/bank0/chip_name) --lines 0,1,2 --count 2000
+            /flapgpio-v2 bench --chip gpiochip9 --lines 0 2>&1
+            """
+        try script.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
+        // build-guest finds libgpiod.so.3 for the binary through LD_LIBRARY_PATH and copies it in.
+        let guestBuild = try FlapdProcess([sim + "/build-guest", dir, dir + "/script", dir + "/flapgpio-v2", dir + "/gpio-sim.ko", dir + "/configfs.ko"],
+                                          environment: ["LD_LIBRARY_PATH": lib], executable: "/bin/bash")
+        #expect(await guestBuild.waitForExit() == 0, "\(guestBuild.stderr)")
+        let qemu = try QEMUGuest(built: dir).boot(memoryMB: 512)
+        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        #expect(console.contains { $0.hasPrefix("FLAPGPIO {\"libgpiod\":\"v2\",\"lines\":3,\"writes\":2000") }, "\(qemu.stdout)")
+        #expect(console.contains("flapgpio: no GPIO chip gpiochip9 (/dev/gpiochip9 does not exist; `gpiodetect` lists the chips)"), "\(qemu.stdout)")
+    }
 }

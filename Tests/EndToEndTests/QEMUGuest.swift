@@ -30,6 +30,9 @@ struct QEMUGuest {
         guard await build.waitForExit() == 0 else { throw HarnessError("build-guest failed: \(build.stderr)") }
     }
 
+    /// A guest already built in `dir` (by `hardware/sim/build-guest`).
+    init(built dir: String) { self.dir = dir }
+
     /// Boots it; its console is stdout. `serial`: QEMU arguments for a second UART.
     func boot(memoryMB: Int = 1024, cpus: Int = 1, extra: [String] = []) throws -> FlapdProcess {
         try FlapdProcess([
