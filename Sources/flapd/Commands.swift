@@ -142,12 +142,12 @@ struct SoundTest: ParsableCommand {
             let report = try FlapDaemon.SoundTest.run(config: config, say: say)
             let s = report.counters
             if json {
-                print("{\"rate\":\(s.rate),\"origin_ns\":\(s.origin),\"clacks\":\(s.clacks),\"late\":\(s.late),"
+                print("{\"rate\":\(s.rate),\"origin_ns\":\(s.origin),\"clacks\":\(s.clacks),\"late\":\(s.late),\"dropped\":\(s.dropped),"
                     + "\"underruns\":\(s.underruns),\"remaps\":\(s.remaps),\"peak\":\(s.peak),"
                     + "\"clacks_ns\":[\(report.clacks.map(String.init).joined(separator: ","))]}")
                 return
             }
-            say("played \(s.clacks) clacks: \(s.late) late, \(s.underruns) underruns, \(s.remaps) clock re-maps, peak \(String(format: "%.2f", s.peak)) of full scale")
+            say("played \(s.clacks) clacks: \(s.late) late, \(s.dropped) dropped (over 50 ms late), \(s.underruns) underruns, \(s.remaps) clock re-maps, peak \(String(format: "%.2f", s.peak)) of full scale")
         } catch {
             throw fail("sound-test: \(error)")
         }

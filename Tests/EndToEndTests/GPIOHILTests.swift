@@ -68,7 +68,7 @@ import Testing
                 """
         }
         let guest = try await QEMUGuest(dir: dir, script: script, files: files)
-        let qemu = try guest.boot(cpus: 2)
+        let qemu = try guest.boot()
         #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
 
@@ -162,7 +162,7 @@ import Testing
             echo END > $T/trace_marker; wait $d; cat /tmp/drum2
             """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko",
                          dir + "/home.yaml", dir + "/badline.yaml"])
-        let qemu = try guest.boot(cpus: 2)
+        let qemu = try guest.boot()
         #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
         let drums = try console.filter { $0.hasPrefix("DRUM {") }.map {

@@ -22,7 +22,9 @@ import Testing
         let rate = try #require(report["rate"] as? Int)
         let origin = try #require((report["origin_ns"] as? NSNumber)?.int64Value)
         let planned = try #require((report["clacks_ns"] as? [NSNumber])?.map(\.int64Value))
-        #expect(report["clacks"] as? Int == planned.count)
+        // Every clack is played, or — more than 50 ms late on a loaded machine — dropped rather
+        // than played as a late burst; none is lost without a count.
+        #expect((report["clacks"] as? Int ?? 0) + (report["dropped"] as? Int ?? -1) == planned.count, "\(test.stdout)")
         // Onsets are placed on the wall clock through the mapping the player made at start; an
         // underrun or a re-map (a loaded machine: the whole suite, a QEMU guest among it, runs
         // at once) moves the stream against that mapping, so timing is checked only on a run
