@@ -90,7 +90,7 @@ extension GPIODriver {
         guard homes != nil, homes![m].state != .faulty else { return }
         homes![m].startHoming()
         let turn = geometry.stepsPerRevolution * 3 / 2 + 1
-        pending[m] = (1...turn).map { now + Int64($0) * stepInterval }
+        pending[m] = (1...turn).reversed().map { now + Int64($0) * stepInterval }
         releases[m] = nil
     }
 
@@ -101,7 +101,7 @@ extension GPIODriver {
         case .homed:
             // At the magnet: on by the offset to flap 0, then to the flap it should show.
             let steps = offsets[m] + geometry.boundary(target[m])
-            pending[m] = (0..<steps).map { now + Int64($0 + 1) * stepInterval }
+            pending[m] = (0..<steps).reversed().map { now + Int64($0 + 1) * stepInterval }
             releases[m] = now + Int64(steps + 1) * stepInterval
         case .missed, .unexpected, .notFound:
             let what = event == .missed ? "missed its home pulse" : event == .unexpected ? "saw its home pulse where none should be" : "found no home pulse in a turn and a half"

@@ -25,7 +25,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     let log: @Sendable (String) -> Void
     let lock = NSCondition()
     private var engine: LineEngine
-    /// Each module's step instants still to come (monotonic ns, ascending).
+    /// Each module's step instants still to come (monotonic ns), soonest last, so the step
+    /// thread takes one off the end rather than shifting the whole list.
     var pending: [[Int64]]
     /// STEP/DIR: modules whose pulse ends at that instant.
     private var pulses: [(at: Int64, module: Int)] = []
@@ -110,7 +111,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             if let state = homes?[module].state, state == .homing || state == .faulty { continue }
             let start = transitionStart + m.start
             pending[module].removeAll { $0 >= start }
-            pending[module] += geometry.stepInstants(of: m, flip: flip).map { transitionStart + $0 }
+            pending[module] = geometry.stepInstants(of: m, flip: flip).reversed().map { transitionStart + $0 } + pending[module]
             releases[module] = transitionStart + m.end(flip: flip)
         }
         lock.broadcast()
@@ -119,7 +120,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
 
     /// The next instant something is due, if any.
     private var nextInstant: Int64? {
-        let steps = pending.lazy.compactMap(\.first).min()
+        let steps = pending.lazy.compactMap(\.last).min()
         return [steps, pulses.map(\.at).min(), releases.values.min()].compactMap { $0 }.min()
     }
 
@@ -159,8 +160,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         let pulsing = Set(pulses.map(\.module))
         var stepping: [Int] = []
         for m in pending.indices where !pulsing.contains(m) {
-            guard let t = pending[m].first, t <= now else { continue }
-            pending[m].removeFirst()
+            guard let t = pending[m].last, t <= now else { continue }
+            pending[m].removeLast()
             stepping.append(m)
             counters.steps += 1
             if let event = homes?[m].stepped() { handle(event, module: m, now: now) }

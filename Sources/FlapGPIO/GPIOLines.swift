@@ -25,17 +25,8 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
     /// Requests `lines` of `chip` (a path such as /dev/gpiochip0, or its name gpiochip0) as
     /// outputs set to `initial`. Fails naming the chip, the line and the fix.
     public init(chip: String, lines: [Int], initial: [Bool], consumer: String = "flapd") throws(GPIOError) {
-        let path = Self.path(chip)
-        let count = flap_gpio_chip_lines(path)
-        guard count >= 0 else { throw Self.chipError(chip, path: path, errno) }
-        if let bad = lines.first(where: { $0 < 0 || $0 >= Int(count) }) {
-            throw GPIOError("\(chip) has lines 0–\(count - 1); line \(bad) does not exist (check the line numbers in the board's gpio block)")
-        }
-        let offsets = lines.map { UInt32($0) }
-        guard let r = flap_gpio_request_lines(path, offsets, UInt32(offsets.count), 1, 0, consumer) else {
-            throw Self.lineError(chip, lines: lines, errno)
-        }
-        request = r
+        request = try Self.request(chip, lines: lines, output: true, bias: 0, consumer: consumer,
+                                   missing: "(check the line numbers in the board's gpio block)")
         self.chip = chip
         self.lines = lines
         values = initial.map { $0 ? 1 : 0 }
@@ -55,6 +46,22 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
     public static var api: String { String(cString: flap_gpio_api()) }
 
     static func path(_ chip: String) -> String { chip.hasPrefix("/") ? chip : "/dev/" + chip }
+
+    /// Requests lines of a chip (outputs starting low, or inputs with `bias` and both edges),
+    /// with an error that names the chip, the line and the fix when it cannot.
+    static func request(_ chip: String, lines: [Int], output: Bool, bias: Int32, consumer: String,
+                        missing: String) throws(GPIOError) -> UnsafeMutablePointer<flap_gpio_request> {
+        let path = path(chip)
+        let count = flap_gpio_chip_lines(path)
+        guard count >= 0 else { throw chipError(chip, path: path, errno) }
+        if let bad = lines.first(where: { $0 < 0 || $0 >= Int(count) }) {
+            throw GPIOError("\(chip) has lines 0–\(count - 1); line \(bad) does not exist \(missing)")
+        }
+        guard let r = flap_gpio_request_lines(path, lines.map { UInt32($0) }, UInt32(lines.count), output ? 1 : 0, bias, consumer) else {
+            throw lineError(chip, lines: lines, errno)
+        }
+        return r
+    }
 
     static func chipError(_ chip: String, path: String, _ e: Int32) -> GPIOError {
         switch e {
@@ -88,17 +95,9 @@ public final class LibgpiodInputs: GPIOInputs, @unchecked Sendable {
     public let lines: [Int]
 
     public init(chip: String, lines: [Int], bias: Bias, consumer: String = "flapd") throws(GPIOError) {
-        let path = LibgpiodOutputs.path(chip)
-        let count = flap_gpio_chip_lines(path)
-        guard count >= 0 else { throw LibgpiodOutputs.chipError(chip, path: path, errno) }
-        if let bad = lines.first(where: { $0 < 0 || $0 >= Int(count) }) {
-            throw GPIOError("\(chip) has lines 0–\(count - 1); home sensor line \(bad) does not exist")
-        }
         let b: Int32 = switch bias { case .none: 0; case .pullUp: 1; case .pullDown: 2 }
-        guard let r = flap_gpio_request_lines(path, lines.map { UInt32($0) }, UInt32(lines.count), 0, b, consumer) else {
-            throw LibgpiodOutputs.lineError(chip, lines: lines, errno)
-        }
-        request = r
+        request = try LibgpiodOutputs.request(chip, lines: lines, output: false, bias: b, consumer: consumer,
+                                              missing: "(check the home sensor lines)")
         self.chip = chip
         self.lines = lines
     }

@@ -5,7 +5,11 @@ import FlapCore
 /// a colour, so they still read as different chips. Row 0 is the top; bit 7 the leftmost column.
 public enum LEDFont {
     /// The eight rows of a glyph's image.
-    public static func rows(_ g: Glyph) -> [UInt8] {
+    public static func rows(_ g: Glyph) -> [UInt8] { images[Int(g.code)] }
+
+    /// Every code's image, drawn once from the faces below.
+    private static let images: [[UInt8]] = (0...71).map { code in
+        guard let g = Glyph(code: code) else { return Array(repeating: 0, count: 8) }
         if let chip = chips[g.code] { return chip }
         guard let face = faces[Character(g.text)] else { return Array(repeating: 0, count: 8) }
         return face.map { line in

@@ -49,9 +49,8 @@ import Testing
     func flapdDrivesEachModuleKindOnTheKernelsGPIOSimulator() async throws {
         let dir = try scratchDirectory("flap-gpio-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let modules = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
-        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
-        var files = [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko"]
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
+        var files = [FlapdProcess.executable, QEMUGuest.sibling("flapgpio")] + modules
         var script = Self.setup + """
             echo 1 > $T/events/gpio/gpio_value/enable
 
@@ -102,8 +101,7 @@ import Testing
     func homingFindsTheMagnetAndADeadSensorLeavesTheModuleFaulty() async throws {
         let dir = try scratchDirectory("flap-gpio-home")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let modules = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
-        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
         // 80 steps a turn on 40 flaps, 100 ms flips: a step every 50 ms. The drum follows the
         // kernel's trace, so it counts every step; its sensor answers within the step.
         try """
@@ -133,7 +131,7 @@ import Testing
         let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
             echo 1 > $T/events/gpio/gpio_value/enable
             mkdir -p /tmp/state /tmp/state2
-            /flapgpio bench --chip $(cat $b/bank0/chip_name) --lines 0 --hold > /tmp/held &
+            /flapgpio bench --chip $chip --lines 0 --hold > /tmp/held &
             h=$!
             until grep -q HELD /tmp/held; do :; done
             /flapd demo --config /home.yaml --plain --no-sound --once C 2>&1
@@ -160,8 +158,7 @@ import Testing
             echo "FLAPD-EXIT dead $?"
             cat /tmp/flapd2.log
             echo END > $T/trace_marker; wait $d; cat /tmp/drum2
-            """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/gpio-sim.ko", dir + "/configfs.ko",
-                         dir + "/home.yaml", dir + "/badline.yaml"])
+            """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/home.yaml", dir + "/badline.yaml"] + modules)
         let qemu = try guest.boot()
         #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
@@ -191,13 +188,9 @@ import Testing
         #expect(console.contains { $0.contains("board 'sim': gpiochip0 has lines 0–15; line 99 does not exist") }, "\(qemu.stdout)")
     }
 
-    /// Mounts configfs and tracefs, makes a 16-line gpio-sim chip; `$sim` is its sysfs folder,
-    /// `$base` its first GPIO number in trace events, `$T` tracefs.
-    static let setup = """
-        insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
-        b=/sys/kernel/config/gpio-sim/board
-        mkdir $b $b/bank0 && echo 16 > $b/bank0/num_lines && echo 1 > $b/live
-        sim=/sys/devices/platform/$(cat $b/dev_name)/$(cat $b/bank0/chip_name)
+    /// A 16-line gpio-sim chip (`$chip`, `$sim`), tracefs mounted: `$base` is the chip's first
+    /// GPIO number in trace events, `$T` tracefs.
+    static let setup = QEMUGuest.gpioSim(lines: 16) + """
         base=$(cat /sys/class/gpio/gpiochip*/base)
         T=/sys/kernel/tracing
         mount -t tracefs none $T && echo 8192 > $T/buffer_size_kb

@@ -28,17 +28,12 @@ import Testing
                                       executable: "/usr/bin/cc")
             #expect(await cc.waitForExit() == 0, "\(name): \(cc.stderr)")
         }
-        let modules = try FlapdProcess([sim + "/build-gpio-sim", dir], executable: "/bin/bash")
-        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
-        let guest = try await QEMUGuest(dir: dir, script: """
-            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
-            b=/sys/kernel/config/gpio-sim/b
-            mkdir $b $b/bank0 && echo 8 > $b/bank0/num_lines && echo 1 > $b/live
-            sim=/sys/devices/platform/$(cat $b/dev_name)/$(cat $b/bank0/chip_name)
-            /shim-check-v1 /dev/$(cat $b/bank0/chip_name) $sim | sed 's/^/V1 /'
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
+        let guest = try await QEMUGuest(dir: dir, script: QEMUGuest.gpioSim(lines: 8) + """
+            /shim-check-v1 /dev/$chip $sim | sed 's/^/V1 /'
             echo 0 > $b/live && echo 1 > $b/live
-            /shim-check-v2 /dev/$(cat $b/bank0/chip_name) $sim | sed 's/^/V2 /'
-            """, files: ["\(dir)/shim-check-v1", "\(dir)/shim-check-v2", "\(dir)/gpio-sim.ko", "\(dir)/configfs.ko"])
+            /shim-check-v2 /dev/$chip $sim | sed 's/^/V2 /'
+            """, files: ["\(dir)/shim-check-v1", "\(dir)/shim-check-v2"] + modules)
         let qemu = try guest.boot(memoryMB: 512)
         #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
@@ -65,19 +60,15 @@ import Testing
                                      environment: env, executable: "/usr/bin/env")
         #expect(await build.waitForExit() == 0, "\(build.stdout)\n\(build.stderr)")
         try FileManager.default.copyItem(atPath: repo + "/.build-v2/debug/flapgpio", toPath: dir + "/flapgpio-v2")
-        let modules = try FlapdProcess([sim + "/build-gpio-sim", dir], executable: "/bin/bash")
-        #expect(await modules.waitForExit() == 0, "\(modules.stderr)")
-        let script = """
-            insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
-            b=/sys/kernel/config/gpio-sim/b
-            mkdir $b $b/bank0 && echo 8 > $b/bank0/num_lines && echo 1 > $b/live
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
+        let script = QEMUGuest.gpioSim(lines: 8) + """
             export LD_LIBRARY_PATH=\(lib)
-            /flapgpio-v2 bench --chip $(cat $b/bank0/chip_name) --lines 0,1,2 --count 2000
+            /flapgpio-v2 bench --chip $chip --lines 0,1,2 --count 2000
             /flapgpio-v2 bench --chip gpiochip9 --lines 0 2>&1
             """
         try script.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
         // build-guest finds libgpiod.so.3 for the binary through LD_LIBRARY_PATH and copies it in.
-        let guestBuild = try FlapdProcess([sim + "/build-guest", dir, dir + "/script", dir + "/flapgpio-v2", dir + "/gpio-sim.ko", dir + "/configfs.ko"],
+        let guestBuild = try FlapdProcess([sim + "/build-guest", dir, dir + "/script", dir + "/flapgpio-v2"] + modules,
                                           environment: ["LD_LIBRARY_PATH": lib], executable: "/bin/bash")
         #expect(await guestBuild.waitForExit() == 0, "\(guestBuild.stderr)")
         let qemu = try QEMUGuest(built: dir).boot(memoryMB: 512)

@@ -20,6 +20,27 @@ struct QEMUGuest {
         URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
+    /// Builds the kernel's gpio-sim (and configfs.ko) for the guest's kernel into `dir`
+    /// (`hardware/sim/build-gpio-sim`, cached); the paths of the two modules.
+    static func gpioSimModules(into dir: String) async throws -> [String] {
+        let build = try FlapdProcess([repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
+        guard await build.waitForExit() == 0 else { throw HarnessError("build-gpio-sim failed: \(build.stderr)") }
+        return [dir + "/gpio-sim.ko", dir + "/configfs.ko"]
+    }
+
+    /// Guest shell lines that load those modules and make a gpio-sim chip of `lines` lines:
+    /// `$b` is its configfs folder, `$chip` its name, `$sim` its sysfs folder (sim_gpioN/…).
+    static func gpioSim(lines: Int) -> String {
+        """
+        insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
+        b=/sys/kernel/config/gpio-sim/board
+        mkdir $b $b/bank0 && echo \(lines) > $b/bank0/num_lines && echo 1 > $b/live
+        chip=$(cat $b/bank0/chip_name)
+        sim=/sys/devices/platform/$(cat $b/dev_name)/$chip
+
+        """
+    }
+
     let dir: String
 
     /// Builds the guest in `dir`: `script` is run by its /bin/sh; `files` land in its /.
