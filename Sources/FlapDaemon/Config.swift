@@ -33,6 +33,8 @@ public struct RealtimeConfig: Sendable {
     public var lockMemory = false
     /// Keep CPUs out of idle states slower to wake than this (µs) while flapd runs; nil: no request.
     public var wakeLatencyMicros: Int?
+    /// Most the conductor spins before a deadline after waking early (µs); 0: sleep only.
+    public var spinMicros = 500
     public init() {}
 }
 

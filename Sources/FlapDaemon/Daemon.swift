@@ -68,7 +68,7 @@ public struct Daemon: Sendable {
         let rt = config.realtime
         for warning in wall.conductor.start(realtime: .init(
             priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
-            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init)),
+            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros)),
             heartbeat: systemd.flatMap { notifier in
                 notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
             }) {

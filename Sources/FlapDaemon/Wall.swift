@@ -154,7 +154,7 @@ public final class Wall: Sendable {
         }
         if new.sound.enabled != old.sound.enabled || new.sound.player != old.sound.player { needsRestart.append("sound") }
         if new.realtime.priority != old.realtime.priority || new.realtime.lockMemory != old.realtime.lockMemory
-            || new.realtime.wakeLatencyMicros != old.realtime.wakeLatencyMicros {
+            || new.realtime.wakeLatencyMicros != old.realtime.wakeLatencyMicros || new.realtime.spinMicros != old.realtime.spinMicros {
             needsRestart.append("realtime")
         }
         current.withLock { $0 = merged }

@@ -28,8 +28,12 @@ public final class Conductor: Sendable {
         /// Asks the kernel (PM QoS, /dev/cpu_dma_latency) to keep CPUs out of idle states slower
         /// to wake than this, for as long as the conductor runs; nil: no request.
         public var wakeLatencyMicros: Int32?
-        public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil) {
+        /// Most the thread spins on the clock before a deadline, having woken early by as much as
+        /// its wake-ups have lately overslept (`DeadlineSleeper`); 0: sleep only.
+        public var spinMicros: Int32
+        public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil, spinMicros: Int32 = 500) {
             self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
+            self.spinMicros = spinMicros
         }
     }
 
@@ -43,6 +47,8 @@ public final class Conductor: Sendable {
     private let wakeLatencyRequest = Atomic<Int32>(-1)
     /// Whether this conductor locked the process's memory (undone by `stop`).
     private let lockedMemory = Atomic<Bool>(false)
+    /// Nanoseconds the thread has spun on the clock to land on deadlines.
+    private let spun = Atomic<Int64>(0)
     /// Longest sleep before the thread looks at the timeline again; every new plan's first
     /// event lies at least half a flip (≥ 25 ms) ahead, so nothing is missed.
     static let horizon: Int64 = 10_000_000
@@ -83,7 +89,7 @@ public final class Conductor: Sendable {
                 }
             }
             ready.signal()
-            run(heartbeat)
+            run(heartbeat, sleeper: DeadlineSleeper(maxLead: Int64(realtime.spinMicros) * 1000))
             exited.signal()
         }
         thread.name = "conductor"
@@ -176,7 +182,11 @@ public final class Conductor: Sendable {
     /// Lateness of every event fired so far.
     public var lateness: LatenessSummary { state.withLock { $0.histogram.summary } }
 
-    private func run(_ heartbeat: Heartbeat?) {
+    /// Nanoseconds the real-time thread has spun on the clock so far, landing on deadlines.
+    public var spinTime: Int64 { spun.load(ordering: .relaxed) }
+
+    private func run(_ heartbeat: Heartbeat?, sleeper: DeadlineSleeper) {
+        var sleeper = sleeper
         var fired: [FlipEvent] = []
         var settled: [(Int, Int, Frame)] = []
         fired.reserveCapacity(256)
@@ -198,11 +208,12 @@ public final class Conductor: Sendable {
             }
             if next < 0 { return }
             let now = MonotonicClock.now()
-            if next > now {
-                MonotonicClock.sleep(until: min(next, now + Conductor.horizon))
-                if next > now + Conductor.horizon { continue }
+            if next > now + Conductor.horizon {
+                MonotonicClock.sleep(until: now + Conductor.horizon)
+                continue
             }
-            let actual = MonotonicClock.now()
+            let actual = sleeper.sleep(until: next)
+            spun.store(sleeper.spun, ordering: .relaxed)
             state.withLock { s in s.fire(upTo: actual, into: &fired, settled: &settled) }
             for event in fired { for d in drivers { d.flip(event) } }
             for (board, transition, frame) in settled {

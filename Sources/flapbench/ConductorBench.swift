@@ -48,14 +48,23 @@ enum ConductorBench {
 
         let baseline = await taskSleepBaseline(targets)
         report("Task.sleep baseline", baseline, against: nil)
+        let plain = conductor(targets, realtime: .init(spinMicros: 0))
+        report("conductor, sleep only (spin_us: 0)", plain.summary, against: baseline)
         let normal = conductor(targets, realtime: .init())
-        report("conductor (clock_nanosleep, SCHED_OTHER)", normal.summary, against: baseline)
+        report("conductor, as configured by default", normal.summary, against: baseline)
+        row("  (SCHED_OTHER; lands by spinning ≤ 500 µs)", spinShare(normal))
         let fifo = conductor(targets, realtime: .init(priority: 80, lockMemory: true, wakeLatencyMicros: 0))
         if let warning = fifo.warnings.first {
             row("conductor (SCHED_FIFO, mlockall, wake 0 µs)", "not permitted here: \(warning)")
         } else {
             report("conductor (SCHED_FIFO, mlockall, wake 0 µs)", fifo.summary, against: baseline)
+            row("", spinShare(fifo))
         }
+    }
+
+    static func spinShare(_ run: Run) -> String {
+        String(format: "spun %.1f ms over %.1f s of animation (%.2f %% of a core)",
+               Double(run.spun) / 1e6, Double(run.wall) / 1e9, 100 * Double(run.spun) / Double(max(1, run.wall)))
     }
 
     static func report(_ label: String, _ s: LatenessSummary, against baseline: LatenessSummary?) {
@@ -70,16 +79,26 @@ enum ConductorBench {
         func settled(board: Int, transition: Int, frame: Frame) { signal.signal() }
     }
 
-    static func conductor(_ targets: [[UInt8]], realtime: Conductor.Realtime) -> (summary: LatenessSummary, warnings: [String]) {
+    struct Run {
+        var summary: LatenessSummary
+        var warnings: [String]
+        /// Nanoseconds spun on the clock, and of wall time from the first plan to the last settle.
+        var spun: Int64
+        var wall: Int64
+    }
+
+    static func conductor(_ targets: [[UInt8]], realtime: Conductor.Realtime) -> Run {
         let settle = Settle()
         let c = Conductor(boards: [.init(rows: 6, cols: 22, drum: drum, timing: timing, motion: .forward)], drivers: [settle])
         let warnings = c.start(realtime: realtime)
+        let began = MonotonicClock.now()
         for t in targets {
             c.play(board: 0, target: t, start: MonotonicClock.now() + 5_000_000)
             settle.signal.wait()
         }
+        let wall = MonotonicClock.now() - began
         c.stop()
-        return (c.lateness, warnings)
+        return Run(summary: c.lateness, warnings: warnings, spun: c.spinTime, wall: wall)
     }
 
     /// The same events, scheduled by one task sleeping with `Task.sleep` until each instant.

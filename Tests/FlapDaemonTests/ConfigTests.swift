@@ -19,7 +19,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
             timing:
               flip_ms: 100
             motion: forward
-            realtime: { priority: 50, lock_memory: true, wake_latency_us: 0 }
+            realtime: { priority: 50, lock_memory: true, wake_latency_us: 0, spin_us: 200 }
             local_api: { bind: 0.0.0.0, port: 7001, key: s3cret, board: kitchen }
             boards:
               - id: wall
@@ -46,6 +46,9 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
         #expect(c.localAPI.port == 7001 && c.localAPI.key == "s3cret")
         #expect(c.localBoardIndex == 1)
         #expect(c.realtime.priority == 50 && c.realtime.lockMemory && c.realtime.wakeLatencyMicros == 0)
+        #expect(c.realtime.spinMicros == 200)
+        #expect(try ConfigLoader.parse("").realtime.spinMicros == 500, "the conductor lands by spinning unless told not to")
+        #expect(issues("realtime: { spin_us: 9000 }") == ["realtime.spin_us: 9000 is outside 0…5000 (line 1)"])
     }
 
     @Test func emptyFileIsTheDemoDefault() throws {
