@@ -49,6 +49,8 @@ public final class Conductor: Sendable {
     private let lockedMemory = Atomic<Bool>(false)
     /// Nanoseconds the thread has spun on the clock to land on deadlines.
     private let spun = Atomic<Int64>(0)
+    /// Times the thread stopped spinning for a while, having been preempted.
+    private let spinBackoffs = Atomic<Int>(0)
     /// Longest sleep before the thread looks at the timeline again; every new plan's first
     /// event lies at least half a flip (≥ 25 ms) ahead, so nothing is missed.
     static let horizon: Int64 = 10_000_000
@@ -185,6 +187,10 @@ public final class Conductor: Sendable {
     /// Nanoseconds the real-time thread has spun on the clock so far, landing on deadlines.
     public var spinTime: Int64 { spun.load(ordering: .relaxed) }
 
+    /// Times the real-time thread stopped spinning for a while, having been preempted (a
+    /// contended CPU).
+    public var spinBackoffCount: Int { spinBackoffs.load(ordering: .relaxed) }
+
     private func run(_ heartbeat: Heartbeat?, sleeper: DeadlineSleeper) {
         var sleeper = sleeper
         var fired: [FlipEvent] = []
@@ -214,6 +220,7 @@ public final class Conductor: Sendable {
             }
             let actual = sleeper.sleep(until: next)
             spun.store(sleeper.spun, ordering: .relaxed)
+            spinBackoffs.store(sleeper.backoffs, ordering: .relaxed)
             state.withLock { s in s.fire(upTo: actual, into: &fired, settled: &settled) }
             for event in fired { for d in drivers { d.flip(event) } }
             for (board, transition, frame) in settled {

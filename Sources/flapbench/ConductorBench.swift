@@ -63,8 +63,8 @@ enum ConductorBench {
     }
 
     static func spinShare(_ run: Run) -> String {
-        String(format: "spun %.1f ms over %.1f s of animation (%.2f %% of a core)",
-               Double(run.spun) / 1e6, Double(run.wall) / 1e9, 100 * Double(run.spun) / Double(max(1, run.wall)))
+        String(format: "spun %.1f ms over %.1f s of animation (%.2f %% of a core); preempted, slept only: %d×",
+               Double(run.spun) / 1e6, Double(run.wall) / 1e9, 100 * Double(run.spun) / Double(max(1, run.wall)), run.backoffs)
     }
 
     static func report(_ label: String, _ s: LatenessSummary, against baseline: LatenessSummary?) {
@@ -85,6 +85,7 @@ enum ConductorBench {
         /// Nanoseconds spun on the clock, and of wall time from the first plan to the last settle.
         var spun: Int64
         var wall: Int64
+        var backoffs: Int
     }
 
     static func conductor(_ targets: [[UInt8]], realtime: Conductor.Realtime) -> Run {
@@ -98,7 +99,7 @@ enum ConductorBench {
         }
         let wall = MonotonicClock.now() - began
         c.stop()
-        return Run(summary: c.lateness, warnings: warnings, spun: c.spinTime, wall: wall)
+        return Run(summary: c.lateness, warnings: warnings, spun: c.spinTime, wall: wall, backoffs: c.spinBackoffCount)
     }
 
     /// The same events, scheduled by one task sleeping with `Task.sleep` until each instant.
