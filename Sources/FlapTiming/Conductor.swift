@@ -91,7 +91,8 @@ public final class Conductor: Sendable {
                 }
             }
             ready.signal()
-            run(heartbeat, sleeper: DeadlineSleeper(maxLead: Int64(realtime.spinMicros) * 1000))
+            let fifo = realtime.priority != nil && !refused.contains { $0.hasPrefix("SCHED_FIFO") }
+            run(heartbeat, sleeper: DeadlineSleeper(maxLead: Int64(realtime.spinMicros) * 1000, backsOff: !fifo))
             exited.signal()
         }
         thread.name = "conductor"

@@ -13,8 +13,9 @@ import CRealtime
 /// than `contended` around a wake-up, the sleeper sleeps to the next few deadlines without
 /// spinning, then tries again — 16 deadlines at first, twice as many each time the CPU is
 /// contended again (at most 1024), one fewer for each spin that found a CPU at hand. A passing
-/// disturbance costs little; a busy machine soon gets a sleeper that rarely spins.
-/// `maxLead` 0: sleep only.
+/// disturbance costs little; a busy machine soon gets a sleeper that rarely spins. A SCHED_FIFO
+/// thread is not made to wait by the threads it spins against, so it does not back off (its
+/// waits are CPUs waking from idle). `maxLead` 0: sleep only.
 public struct DeadlineSleeper: Sendable {
     /// Most the sleeper spins before a deadline, in nanoseconds.
     public let maxLead: Int64
@@ -37,15 +38,19 @@ public struct DeadlineSleeper: Sendable {
     /// Waiting this long for a CPU around one wake-up means the CPU is contended.
     static let contended: Int64 = 100_000
 
-    public init(maxLead: Int64) {
+    /// Whether it stops spinning for a while when the CPU is contended (normal scheduling).
+    public let backsOff: Bool
+
+    public init(maxLead: Int64, backsOff: Bool = true) {
         self.maxLead = max(0, maxLead)
+        self.backsOff = backsOff
         self.lead = min(self.maxLead, 50_000)
     }
 
     /// Returns at `deadline` or as soon after as the machine allows, and the instant it returned.
     @discardableResult
     public mutating func sleep(until deadline: Int64) -> Int64 {
-        if maxLead > 0 { noticeWaiting(Int64(flap_thread_runqueue_wait())) }
+        if maxLead > 0 && backsOff { noticeWaiting(Int64(flap_thread_runqueue_wait())) }
         let spinning = nextSpins()
         let target = spinning ? deadline - lead : deadline
         var now = MonotonicClock.now()

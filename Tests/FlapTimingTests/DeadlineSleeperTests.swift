@@ -53,6 +53,15 @@ import Testing
         #expect(s.backoffLength == 16)
     }
 
+    @Test func aRealtimeThreadSpinsWhateverItWaited() {
+        var s = DeadlineSleeper(maxLead: 500_000, backsOff: false)
+        for i in 1...5 {
+            let deadline = MonotonicClock.now() + Int64(i) * 200_000
+            #expect(s.sleep(until: deadline) >= deadline)
+        }
+        #expect(s.backoffs == 0 && s.sleepOnly == 0)
+    }
+
     @Test func aKernelThatDoesNotSayLeavesTheSpinOn() {
         var s = DeadlineSleeper(maxLead: 500_000)
         s.noticeWaiting(-1)
