@@ -29,7 +29,8 @@ public final class Conductor: Sendable {
         /// to wake than this, for as long as the conductor runs; nil: no request.
         public var wakeLatencyMicros: Int32?
         /// Most the thread spins on the clock before a deadline, having woken early by as much as
-        /// its wake-ups have lately overslept (`DeadlineSleeper`); 0: sleep only.
+        /// its wake-ups have lately overslept (`DeadlineSleeper`), when it runs SCHED_FIFO (at
+        /// normal priority it only sleeps); 0: sleep only.
         public var spinMicros: Int32
         public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil, spinMicros: Int32 = 500) {
             self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
@@ -49,8 +50,6 @@ public final class Conductor: Sendable {
     private let lockedMemory = Atomic<Bool>(false)
     /// Nanoseconds the thread has spun on the clock to land on deadlines.
     private let spun = Atomic<Int64>(0)
-    /// Times the thread stopped spinning for a while, having been preempted.
-    private let spinBackoffs = Atomic<Int>(0)
     /// Longest sleep before the thread looks at the timeline again; every new plan's first
     /// event lies at least half a flip (≥ 25 ms) ahead, so nothing is missed.
     static let horizon: Int64 = 10_000_000
@@ -92,7 +91,7 @@ public final class Conductor: Sendable {
             }
             ready.signal()
             let fifo = realtime.priority != nil && !refused.contains { $0.hasPrefix("SCHED_FIFO") }
-            run(heartbeat, sleeper: DeadlineSleeper(maxLead: Int64(realtime.spinMicros) * 1000, backsOff: !fifo))
+            run(heartbeat, sleeper: DeadlineSleeper(maxLead: fifo ? Int64(realtime.spinMicros) * 1000 : 0))
             exited.signal()
         }
         thread.name = "conductor"
@@ -188,10 +187,6 @@ public final class Conductor: Sendable {
     /// Nanoseconds the real-time thread has spun on the clock so far, landing on deadlines.
     public var spinTime: Int64 { spun.load(ordering: .relaxed) }
 
-    /// Times the real-time thread stopped spinning for a while, having been preempted (a
-    /// contended CPU).
-    public var spinBackoffCount: Int { spinBackoffs.load(ordering: .relaxed) }
-
     private func run(_ heartbeat: Heartbeat?, sleeper: DeadlineSleeper) {
         var sleeper = sleeper
         var fired: [FlipEvent] = []
@@ -221,7 +216,6 @@ public final class Conductor: Sendable {
             }
             let actual = sleeper.sleep(until: next)
             spun.store(sleeper.spun, ordering: .relaxed)
-            spinBackoffs.store(sleeper.backoffs, ordering: .relaxed)
             state.withLock { s in s.fire(upTo: actual, into: &fired, settled: &settled) }
             for event in fired { for d in drivers { d.flip(event) } }
             for (board, transition, frame) in settled {

@@ -47,7 +47,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
         #expect(c.localBoardIndex == 1)
         #expect(c.realtime.priority == 50 && c.realtime.lockMemory && c.realtime.wakeLatencyMicros == 0)
         #expect(c.realtime.spinMicros == 200)
-        #expect(try ConfigLoader.parse("").realtime.spinMicros == 500, "the conductor lands by spinning unless told not to")
+        #expect(try ConfigLoader.parse("").realtime.spinMicros == 500, "a SCHED_FIFO conductor lands by spinning unless told not to")
         #expect(issues("realtime: { spin_us: 9000 }") == ["realtime.spin_us: 9000 is outside 0…5000 (line 1)"])
     }
 

@@ -9,6 +9,3 @@ static inline int flap_set_timer_slack(unsigned long nanoseconds) {
 #else
 static inline int flap_set_timer_slack(unsigned long nanoseconds) { (void)nanoseconds; return 0; }
 #endif
-/// Nanoseconds the calling thread has spent runnable but waiting for a CPU (the second field
-/// of /proc/thread-self/schedstat); -1 where the kernel does not say.
-long long flap_thread_runqueue_wait(void);
