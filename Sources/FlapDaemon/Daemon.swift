@@ -4,7 +4,6 @@ import FlapSerial
 import FlapSound
 import FlapTerminal
 import FlapTiming
-import Hummingbird
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -116,17 +115,15 @@ public struct Daemon: Sendable {
         }
         let api = config.localAPI
         let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
-        let app = Application(
-            router: LocalAPI.router(wall: wall, board: board, key: api.key, status: DaemonStatus(wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } },
-                                                                               serial: serial, gpio: gpio)),
-            configuration: .init(address: .hostname(api.bind, port: api.port), serverName: "flapd"),
-            onServerRunning: { [logger] channel in
-                let port = channel.localAddress?.port ?? api.port
+        let app = LocalHTTPServer(
+            host: api.bind, port: api.port, maxBody: LocalAPI.maxBody,
+            onRunning: { [logger] port in
                 logger.notice("local API listening on http://\(api.bind):\(port)",
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
                 systemd?.send("READY=1\nSTATUS=ready: local API on \(api.bind):\(port); \(messageAPI)")
             },
-            logger: logger)
+            handler: LocalAPI.handler(wall: wall, board: board, key: api.key, logger: logger, status: DaemonStatus(
+                wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } }, serial: serial, gpio: gpio)))
         if !api.enabled { systemd?.send("READY=1\nSTATUS=ready: no local API; \(messageAPI)") }
         var services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
         if let client { services.append(client) }
