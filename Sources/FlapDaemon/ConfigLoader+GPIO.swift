@@ -122,7 +122,7 @@ extension ConfigLoader {
     static func lines(_ node: ConfigNode, _ key: String, count: Int) -> [Int]? {
         guard let v = node.value(key) else { node.issues.add(node.sub(key), node.node, "missing (\(count) line numbers, one a module, row by row)"); return nil }
         let items = v.sequence ?? []
-        let numbers = items.compactMap(\.int).filter { lineRange.contains($0) }
+        let numbers = items.compactMap(\.wholeNumber).filter { lineRange.contains($0) }
         guard v.sequence != nil, numbers.count == items.count, numbers.count == count else {
             node.issues.add(node.sub(key), v, "expected \(count) line numbers (one a module, row by row), each 0–1023"); return nil
         }
@@ -139,7 +139,7 @@ extension ConfigLoader {
     /// `count` lists of four coil lines (IN1…IN4).
     static func quadruples(_ node: ConfigNode, _ key: String, count: Int) -> [[Int]]? {
         guard let v = node.value(key) else { node.issues.add(node.sub(key), node.node, "missing (four coil lines a module, row by row)"); return nil }
-        let groups = (v.sequence ?? []).map { $0.sequence?.compactMap(\.int).filter { lineRange.contains($0) } ?? [] }
+        let groups = (v.sequence ?? []).map { $0.sequence?.compactMap(\.wholeNumber).filter { lineRange.contains($0) } ?? [] }
         guard v.sequence?.count == count, groups.allSatisfy({ $0.count == 4 }) else {
             node.issues.add(node.sub(key), v, "expected \(count) lists of four coil lines [IN1, IN2, IN3, IN4], one a module, row by row"); return nil
         }
@@ -149,7 +149,7 @@ extension ConfigLoader {
     /// Every module index 0..<n once.
     static func permutation(_ node: ConfigNode, _ key: String, of n: Int) -> [Int]? {
         let v = node.value(key)
-        let order = v?.sequence?.compactMap(\.int) ?? []
+        let order = v?.sequence?.compactMap(\.wholeNumber) ?? []
         guard order.sorted() == Array(0..<n) else {
             node.issues.add(node.sub(key), v, "expected every module 0…\(n - 1) once, in chain order from the Pi"); return nil
         }

@@ -95,7 +95,7 @@ extension ConfigLoader {
     /// `[first, last]` (inclusive, from 0) within the board; absent: all of it.
     static func span(_ node: ConfigNode, _ key: String, size: Int, what: String, board: String) -> Range<Int>? {
         guard let v = node.value(key) else { return 0..<size }
-        guard let pair = v.sequence?.compactMap(\.int), pair.count == 2, v.sequence?.count == 2 else {
+        guard let pair = v.sequence?.compactMap(\.wholeNumber), pair.count == 2, v.sequence?.count == 2 else {
             node.issues.add(node.sub(key), v, "expected [first, last] \(what), counted from 0"); return nil
         }
         guard pair[0] <= pair[1], pair[0] >= 0, pair[1] < size else {
@@ -140,7 +140,7 @@ extension ConfigLoader {
             return (0..<modules).map { UInt8((first + $0) & 255) }
         }
         let items = list.sequence ?? []
-        let numbers = items.compactMap(\.int).filter { (0...255).contains($0) }
+        let numbers = items.compactMap(\.wholeNumber).filter { (0...255).contains($0) }
         guard list.sequence != nil, numbers.count == items.count, numbers.count == modules else {
             node.issues.add(node.sub("addresses"), list, "expected \(modules) addresses (one per module, row by row), each 0–255")
             return (0..<modules).map { UInt8($0 & 255) }

@@ -31,7 +31,7 @@ public enum ConfigLoader {
                              environment: [String: String] = [:]) throws(ConfigError) -> FlapdConfig {
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            root = try Yams.compose(yaml: text, .basic)
         } catch {
             let line: Int? = switch error as? YamlError {
             case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): mark.line

@@ -12,7 +12,7 @@ final class ConfigNode {
         self.node = node
         self.path = path
         self.issues = issues
-        if let node, node.mapping == nil, node.null == nil {
+        if let node, node.mapping == nil, !node.isNull {
             issues.add(path, node, "expected a mapping of keys")
         }
     }
@@ -24,7 +24,7 @@ final class ConfigNode {
 
     func value(_ key: String) -> Node? {
         known.insert(key)
-        guard let v = node?.mapping?[key], v.null == nil else { return nil }
+        guard let v = node?.mapping?[key], !v.isNull else { return nil }
         return v
     }
 
@@ -32,7 +32,7 @@ final class ConfigNode {
 
     func int(_ key: String, default d: Int, in range: ClosedRange<Int>) -> Int {
         guard let v = value(key) else { return d }
-        guard let n = v.int else { issues.add(sub(key), v, "\(show(v)) is not a whole number"); return d }
+        guard let n = v.wholeNumber else { issues.add(sub(key), v, "\(show(v)) is not a whole number"); return d }
         guard range.contains(n) else {
             issues.add(sub(key), v, "\(n) is outside \(range.lowerBound)…\(range.upperBound)"); return d
         }
@@ -41,7 +41,7 @@ final class ConfigNode {
 
     func bool(_ key: String, default d: Bool) -> Bool {
         guard let v = value(key) else { return d }
-        guard let b = v.bool else { issues.add(sub(key), v, "\(show(v)) is not true or false"); return d }
+        guard let b = v.truth else { issues.add(sub(key), v, "\(show(v)) is not true or false"); return d }
         return b
     }
 
@@ -74,6 +74,37 @@ final class ConfigNode {
     func show(_ v: Node) -> String {
         if let s = v.scalar?.string { return "'\(s)'" }
         return v.sequence != nil ? "a list" : "a mapping"
+    }
+}
+
+/// YAML's null, whole numbers and booleans, read from plain scalars. The config is composed with
+/// `Resolver.basic`, so every scalar arrives as text: Yams' default resolver matches each scalar
+/// against regular expressions compiled through ICU, which put a megabyte and more of ICU into
+/// the daemon's resident memory for a dozen keys.
+extension Node {
+    /// A plain scalar's text (a quoted one is always text).
+    private var plain: String? {
+        guard case .scalar(let s) = self, s.style == .plain else { return nil }
+        return s.string
+    }
+
+    /// `~`, `null` or nothing, unquoted.
+    var isNull: Bool { plain.map { ["", "~", "null", "Null", "NULL"].contains($0) } ?? false }
+
+    /// An unquoted whole number: decimal, with an optional sign and `_` between digits.
+    var wholeNumber: Int? {
+        guard let p = plain, !p.hasPrefix("_"), !p.hasSuffix("_") else { return nil }
+        return Int(p.hasPrefix("+") ? String(p.dropFirst()).replacingOccurrences(of: "_", with: "")
+                                    : p.replacingOccurrences(of: "_", with: ""))
+    }
+
+    /// An unquoted true / false (also yes / no, on / off, in any case, as YAML 1.1 has it).
+    var truth: Bool? {
+        switch plain?.lowercased() {
+        case "true", "yes", "on": true
+        case "false", "no", "off": false
+        default: nil
+        }
     }
 }
 

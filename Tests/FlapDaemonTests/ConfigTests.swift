@@ -51,6 +51,19 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
         #expect(issues("realtime: { spin_us: 9000 }") == ["realtime.spin_us: 9000 is outside 0…5000 (line 1)"])
     }
 
+    @Test func scalarsReadAsYAMLHasThem() throws {
+        let c = try ConfigLoader.parse("""
+            realtime: { priority: +5, lock_memory: yes, spin_us: 1_000, wake_latency_us: ~ }
+            local_api: { enabled: Off, port: null }
+            """)
+        #expect(c.realtime.priority == 5 && c.realtime.lockMemory && c.realtime.spinMicros == 1000)
+        #expect(c.realtime.wakeLatencyMicros == nil && !c.localAPI.enabled && c.localAPI.port == 7000)
+        #expect(issues("realtime: { priority: \"5\", lock_memory: \"true\" }") == [
+            "realtime.priority: '5' is not a whole number (line 1)",
+            "realtime.lock_memory: 'true' is not true or false (line 1)",
+        ], "quoted, a scalar is text")
+    }
+
     @Test func emptyFileIsTheDemoDefault() throws {
         let c = try ConfigLoader.parse("")
         #expect(c.boards.count == 1 && c.boards[0].rows == 6 && c.boards[0].cols == 22)
