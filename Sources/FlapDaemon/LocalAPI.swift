@@ -69,8 +69,7 @@ public enum LocalAPI {
     }
 
     static func json(_ status: Int, _ object: [String: Any]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(status: status, contentType: "application/json", body: Array(data))
+        Response(status: status, contentType: "application/json", body: Array(SortedJSON.data(object)))
     }
 
     /// Compares two strings in time that depends only on their lengths, not on where they differ.

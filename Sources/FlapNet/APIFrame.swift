@@ -74,8 +74,5 @@ enum OutgoingFrame {
     static let ping = #"{"type":"ping"}"#
     static func displayed(_ id: String) -> String { json(["type": "message.displayed", "messageID": id]) }
 
-    private static func json(_ fields: [String: String]) -> String {
-        let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
-    }
+    private static func json(_ fields: [String: String]) -> String { SortedJSON.string(fields) }
 }

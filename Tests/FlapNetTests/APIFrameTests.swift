@@ -1,4 +1,5 @@
 import FlapCore
+import Foundation
 import Testing
 @testable import FlapNet
 
@@ -61,5 +62,12 @@ import Testing
         #expect(MessageAPIConfig.endpoints(of: "http://127.0.0.1:8080")!.webSocket == "ws://127.0.0.1:8080/ws")
         #expect(MessageAPIConfig.endpoints(of: "ftp://x") == nil)
         #expect(MessageAPIConfig.endpoints(of: "https://") == nil)
+    }
+}
+
+@Suite struct SortedJSONTests {
+    @Test func keysInCodePointOrderAtEveryDepth() {
+        let value: [String: Any] = ["b": [["z": 1, "a": NSNull()]], "a": "x\"y", "B": [true, 2.5], "é": [String: Any]()]
+        #expect(SortedJSON.string(value) == #"{"B":[true,2.5],"a":"x\"y","b":[{"a":null,"z":1}],"é":{}}"#)
     }
 }
