@@ -32,7 +32,7 @@ public enum SortedJSON {
             }
             out.append(UInt8(ascii: "]"))
         default:
-            out.append((try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])) ?? Data("null".utf8))
+            out.append((try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .withoutEscapingSlashes])) ?? Data("null".utf8))
         }
     }
 }

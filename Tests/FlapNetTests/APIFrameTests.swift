@@ -69,5 +69,6 @@ import Testing
     @Test func keysInCodePointOrderAtEveryDepth() {
         let value: [String: Any] = ["b": [["z": 1, "a": NSNull()]], "a": "x\"y", "B": [true, 2.5], "é": [String: Any]()]
         #expect(SortedJSON.string(value) == #"{"B":[true,2.5],"a":"x\"y","b":[{"a":null,"z":1}],"é":{}}"#)
+        #expect(SortedJSON.string(["path": "/a/b"]) == #"{"path":"/a/b"}"#)
     }
 }
