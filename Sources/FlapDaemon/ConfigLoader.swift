@@ -63,7 +63,7 @@ public enum ConfigLoader {
         if rt.value("wake_latency_us") != nil {
             config.realtime.wakeLatencyMicros = rt.int("wake_latency_us", default: 0, in: 0...100_000)
         }
-        config.realtime.spinMicros = rt.int("spin_us", default: 500, in: 0...5_000)
+        config.realtime.spinMicros = rt.int("spin_us", default: config.realtime.spinMicros, in: 0...5_000)
         rt.rejectUnknownKeys()
         config.localAPI = localAPI(root.child("local_api"), environment: environment)
         config.sound = sound(root.child("sound"))

@@ -94,8 +94,7 @@ extension Node {
     /// An unquoted whole number: decimal, with an optional sign and `_` between digits.
     var wholeNumber: Int? {
         guard let p = plain, !p.hasPrefix("_"), !p.hasSuffix("_") else { return nil }
-        return Int(p.hasPrefix("+") ? String(p.dropFirst()).replacingOccurrences(of: "_", with: "")
-                                    : p.replacingOccurrences(of: "_", with: ""))
+        return Int(p.replacingOccurrences(of: "_", with: ""))
     }
 
     /// An unquoted true / false (also yes / no, on / off, in any case, as YAML 1.1 has it).

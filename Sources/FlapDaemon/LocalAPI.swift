@@ -14,6 +14,8 @@ public enum LocalAPI {
     /// Largest body accepted; larger → 413.
     public static let maxBody = 64 * 1024
     static let keyHeader = "X-Vestaboard-Local-Api-Key"
+    /// The paths it serves; another method on one of them is 405, another path 404.
+    static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message"]
     typealias Request = LocalHTTPServer.Request
     typealias Response = LocalHTTPServer.Response
 
@@ -36,7 +38,7 @@ public enum LocalAPI {
                 return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
             case (.GET, "/local-api/message"): return json(200, ["message": wall.target(board: board).codes])
             case (.POST, "/local-api/message"): return post(request, wall: wall, board: board, logger: logger)
-            case (_, "/status"), (_, "/metrics"), (_, "/home"), (_, "/local-api/message"):
+            case (_, let path) where paths.contains(path):
                 return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
             default: return json(404, ["error": "no such path: \(request.path)"])
             }

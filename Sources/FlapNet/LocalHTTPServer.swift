@@ -85,7 +85,7 @@ public struct LocalHTTPServer: Service {
             case .end:
                 guard let head else { return }
                 self.head = nil
-                let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+                let path = String(head.uri.prefix { $0 != "?" })
                 let request = Request(method: head.method, path: path, headers: head.headers, body: body, tooLarge: tooLarge)
                 let handler = handler, loop = context.eventLoop
                 let bound = NIOLoopBound((self, context), eventLoop: loop)

@@ -17,11 +17,11 @@ public enum SortedJSON {
         switch value {
         case let object as [String: Any]:
             out.append(UInt8(ascii: "{"))
-            for (i, key) in object.keys.sorted().enumerated() {
+            for (i, field) in object.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                write(key, into: &out)
+                write(field.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(object[key]!, into: &out)
+                write(field.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         case let array as [Any]:

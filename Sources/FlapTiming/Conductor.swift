@@ -32,7 +32,10 @@ public final class Conductor: Sendable {
         /// its wake-ups have lately overslept (`DeadlineSleeper`), when it runs SCHED_FIFO (at
         /// normal priority it only sleeps); 0: sleep only.
         public var spinMicros: Int32
-        public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil, spinMicros: Int32 = 500) {
+        /// The spin when nothing says otherwise, in microseconds.
+        public static let defaultSpinMicros: Int32 = 500
+        public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil,
+                    spinMicros: Int32 = Realtime.defaultSpinMicros) {
             self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
             self.spinMicros = spinMicros
         }
@@ -80,9 +83,9 @@ public final class Conductor: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let warnings = Mutex<[String]>([])
         let thread = Thread { [self] in
-            let refused = RealtimeSetup.apply(realtime)
-            warnings.withLock { $0 = refused }
-            lockedMemory.store(realtime.lockMemory && !refused.contains { $0.hasPrefix("mlockall") }, ordering: .releasing)
+            let granted = RealtimeSetup.apply(realtime)
+            warnings.withLock { $0 = granted.warnings }
+            lockedMemory.store(granted.lockedMemory, ordering: .releasing)
             if let micros = realtime.wakeLatencyMicros {
                 switch RealtimeSetup.requestWakeLatency(micros) {
                 case .success(let fd): wakeLatencyRequest.store(fd, ordering: .releasing)
@@ -90,8 +93,7 @@ public final class Conductor: Sendable {
                 }
             }
             ready.signal()
-            let fifo = realtime.priority != nil && !refused.contains { $0.hasPrefix("SCHED_FIFO") }
-            run(heartbeat, sleeper: DeadlineSleeper(maxLead: fifo ? Int64(realtime.spinMicros) * 1000 : 0))
+            run(heartbeat, sleeper: DeadlineSleeper(maxLead: granted.fifo ? Int64(realtime.spinMicros) * 1000 : 0))
             exited.signal()
         }
         thread.name = "conductor"

@@ -5,8 +5,16 @@ import CRealtime
 
 /// Applies the conductor's real-time options to the calling thread.
 enum RealtimeSetup {
-    static func apply(_ options: Conductor.Realtime) -> [String] {
+    /// What `apply` got: whether the thread runs SCHED_FIFO and memory is locked, and a warning
+    /// for each option refused.
+    struct Granted {
+        var fifo = false
+        var lockedMemory = false
         var warnings: [String] = []
+    }
+
+    static func apply(_ options: Conductor.Realtime) -> Granted {
+        var granted = Granted()
         #if canImport(Glibc)
         // The kernel may defer a sleeper's wake-up by its timer slack (50 µs by default): the
         // conductor asks for none.
@@ -15,17 +23,19 @@ enum RealtimeSetup {
             var param = sched_param()
             param.sched_priority = priority
             let rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
-            if rc != 0 {
-                warnings.append("SCHED_FIFO priority \(priority) refused (\(String(cString: strerror(rc)))): "
+            if rc == 0 { granted.fifo = true } else {
+                granted.warnings.append("SCHED_FIFO priority \(priority) refused (\(String(cString: strerror(rc)))): "
                     + "the conductor runs at normal priority; grant LimitRTPRIO or CAP_SYS_NICE")
             }
         }
-        if options.lockMemory, mlockall(MCL_CURRENT | MCL_FUTURE) != 0 {
-            warnings.append("mlockall refused (\(String(cString: strerror(errno)))): memory stays pageable; "
-                + "grant LimitMEMLOCK or CAP_IPC_LOCK")
+        if options.lockMemory {
+            if mlockall(MCL_CURRENT | MCL_FUTURE) == 0 { granted.lockedMemory = true } else {
+                granted.warnings.append("mlockall refused (\(String(cString: strerror(errno)))): memory stays pageable; "
+                    + "grant LimitMEMLOCK or CAP_IPC_LOCK")
+            }
         }
         #endif
-        return warnings
+        return granted
     }
 
     struct Refusal: Error { var message: String }

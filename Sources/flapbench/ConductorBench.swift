@@ -51,13 +51,13 @@ enum ConductorBench {
         let normal = conductor(targets, realtime: .init())
         report("conductor, by default (SCHED_OTHER, sleeps)", normal.summary, against: baseline)
         // As hardware/examples/flapd.yaml (installed on the wall) sets it: the thread wakes early
-        // and spins on the clock to each instant (≤ 500 µs).
+        // and spins on the clock to each instant (≤ spin_us).
         let fifo = conductor(targets, realtime: .init(priority: 50))
         if let warning = fifo.warnings.first {
             row("conductor, the wall's config (SCHED_FIFO 50)", "not permitted here: \(warning)")
         } else {
             report("conductor, the wall's config (SCHED_FIFO 50)", fifo.summary, against: baseline)
-            row("  (spin_us: 500)", spinShare(fifo))
+            row("  (spin_us: \(Conductor.Realtime.defaultSpinMicros))", spinShare(fifo))
             let sleeps = conductor(targets, realtime: .init(priority: 50, spinMicros: 0))
             report("conductor, SCHED_FIFO 50, spin_us: 0", sleeps.summary, against: baseline)
         }
