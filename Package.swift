@@ -33,6 +33,15 @@ let package = Package(
 
         // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
         .target(name: "FlapCore"),
+        // Checks of hostile input before any decoder sees it: strict JSON within limits.
+        .target(name: "FlapInput"),
+        // The front door of the project's HTTP servers: connection limits, a deadline for the
+        // first request head, a clear answer to what the HTTP parser refuses.
+        .target(name: "FlapDoor", dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         // The conductor: a real-time thread firing flip events at absolute deadlines.
         .target(name: "FlapTiming", dependencies: ["FlapCore", "CRealtime"]),
         .target(name: "CRealtime"),
@@ -49,7 +58,7 @@ let package = Package(
         .target(
             name: "FlapNet",
             dependencies: [
-                "FlapCore",
+                "FlapCore", "FlapInput", "FlapDoor",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -64,7 +73,7 @@ let package = Package(
         .target(
             name: "FlapHub",
             dependencies: [
-                "FlapCore", "CSQLite",
+                "FlapCore", "FlapInput", "FlapDoor", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -78,7 +87,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
+                "FlapCore", "FlapInput", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -122,6 +131,8 @@ let package = Package(
 
         // Unit tests, one target per module.
         .testTarget(name: "FlapCoreTests", dependencies: ["FlapCore"]),
+        .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
+        .testTarget(name: "FlapDoorTests", dependencies: ["FlapDoor"]),
         .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming"]),
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),

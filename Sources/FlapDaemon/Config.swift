@@ -56,6 +56,19 @@ public struct LocalAPIConfig: Sendable {
     /// The id of the board it addresses; nil: the first.
     public var board: String?
     public init() {}
+
+    /// Why the API may not listen as configured: on an address beyond this machine without a
+    /// key, anyone on the network could write the wall. Nil when it may.
+    public var exposureProblem: String? {
+        guard enabled, key == nil else { return nil }
+        let loopback = bind == "localhost" || bind == "::1" || bind.hasPrefix("127.")
+        return loopback ? nil : "\(bind) is reachable from other machines: set local_api.key (or FLAPD_LOCAL_API_KEY) to listen there"
+    }
+}
+
+/// The local API refused to start as configured.
+public struct LocalAPIExposure: Error, CustomStringConvertible {
+    public var description: String
 }
 
 /// Where a board's moves go.

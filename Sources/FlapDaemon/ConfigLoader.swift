@@ -13,8 +13,16 @@ public enum ConfigLoader {
 
     public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigError) -> FlapdConfig {
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: file) else {
             throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: nil, message: "cannot read the file")])
+        }
+        guard data.count <= YAMLBudget.maxBytes else {
+            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: nil, message: "the file is larger than \(YAMLBudget.maxBytes / 1024) KiB")])
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
+            let (line, column, byte) = firstNonUTF8(Array(data))
+            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: line,
+                message: "not UTF-8: byte 0x\(String(byte, radix: 16, uppercase: true)) at column \(column)")])
         }
         return try parse(text, file: file, environment: environment)
     }
@@ -29,6 +37,9 @@ public enum ConfigLoader {
 
     public static func parse(_ text: String, file: String = "flapd.yaml",
                              environment: [String: String] = [:]) throws(ConfigError) -> FlapdConfig {
+        if let (message, line) = YAMLBudget.problem(text) {
+            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: line, message: message)])
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text, .basic)
@@ -44,6 +55,22 @@ public enum ConfigLoader {
         let config = decode(ConfigNode(root, path: "", issues: issues), environment: environment)
         if !issues.all.isEmpty { throw ConfigError(file: file, issues: issues.all) }
         return config
+    }
+
+    /// Where the first byte that breaks UTF-8 is: its line and column (from 1) and its value.
+    static func firstNonUTF8(_ bytes: [UInt8]) -> (line: Int, column: Int, byte: UInt8) {
+        var line = 1, lineStart = 0, i = 0
+        while i < bytes.count {
+            let lead = bytes[i]
+            let n = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0
+            if n == 0 || i + n > bytes.count || String(validating: bytes[i..<(i + n)], as: UTF8.self) == nil {
+                let column = (String(validating: bytes[lineStart..<i], as: UTF8.self)?.count ?? 0) + 1
+                return (line, column, lead)
+            }
+            if lead == 0x0A { line += 1; lineStart = i + 1 }
+            i += n
+        }
+        return (line, 1, 0)
     }
 
     private static func yamlProblem(_ e: YamlError) -> String {
@@ -156,6 +183,7 @@ public enum ConfigLoader {
         api.key = SecretFile.secret(node, "key", environment: environment)
         if let v = environment[localAPIKeyVariable], !v.isEmpty { api.key = v }
         if api.key?.isEmpty == true { api.key = nil }
+        if let problem = api.exposureProblem { node.issues.add(node.sub("bind"), node.value("bind"), problem) }
         node.rejectUnknownKeys()
         return api
     }

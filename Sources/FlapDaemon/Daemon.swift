@@ -40,6 +40,7 @@ public struct Daemon: Sendable {
     }
 
     public func run() async throws {
+        if let problem = config.localAPI.exposureProblem { throw LocalAPIExposure(description: "local API: \(problem)") }
         let style: VirtualBoard.Style = options.plain || !VirtualBoard.isTerminal() ? .plain : .live
         let virtual = VirtualBoard(
             config.boards.enumerated().filter { $0.element.output == .virtual }.map { i, b in
@@ -116,7 +117,7 @@ public struct Daemon: Sendable {
         let api = config.localAPI
         let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
         let app = LocalHTTPServer(
-            host: api.bind, port: api.port, maxBody: LocalAPI.maxBody,
+            host: api.bind, port: api.port, limits: LocalAPI.limits,
             onRunning: { [logger] port in
                 logger.notice("local API listening on http://\(api.bind):\(port)",
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])

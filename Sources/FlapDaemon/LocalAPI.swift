@@ -13,6 +13,12 @@ import NIOHTTP1
 public enum LocalAPI {
     /// Largest body accepted; larger → 413.
     public static let maxBody = 64 * 1024
+    /// The limits of its HTTP server (documented in the README's "Limits").
+    public static var limits: LocalHTTPServer.Limits {
+        var l = LocalHTTPServer.Limits()
+        l.maxBody = maxBody
+        return l
+    }
     static let keyHeader = "X-Vestaboard-Local-Api-Key"
     /// The paths it serves; another method on one of them is 405, another path 404.
     static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message"]

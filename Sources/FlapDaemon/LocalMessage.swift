@@ -1,3 +1,4 @@
+import FlapInput
 import Foundation
 
 /// A message posted to the local API: rows of codes (a bare array, or `{"characters": …}` as
@@ -11,8 +12,15 @@ public enum LocalMessage: Equatable, Sendable {
         var text: String?
     }
 
-    /// Reads a request body; the error says what is wrong and where.
+    /// What a body may hold: the local API's body limit, and nesting no message needs.
+    public static let limits = JSONLimits(maxBytes: LocalAPI.maxBody, maxDepth: 8)
+
+    /// Reads a request body; the error says what is wrong and where. The bytes are checked as
+    /// strict JSON within `limits` before a decoder sees them.
     public static func parse(_ body: Data) -> Result<LocalMessage, LocalAPIError> {
+        do throws(JSONInputError) { try StrictJSON.check(Array(body), limits: limits) } catch {
+            return .failure(.badRequest("body is not JSON: \(error)"))
+        }
         let first = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
         do {
             if first == UInt8(ascii: "[") { return .success(.codes(try JSONDecoder().decode([[Int]].self, from: body))) }

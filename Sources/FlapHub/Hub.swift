@@ -1,4 +1,6 @@
 import FlapCore
+import FlapDoor
+import FlapInput
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
@@ -16,6 +18,17 @@ public final class Hub: Sendable {
     /// The largest request body and WebSocket frame taken.
     let maxBody = 64 * 1024
     let maxFrame = 64 * 1024
+    /// Connections in all and per client, and the first head's deadline.
+    let doorLimits = DoorLimits()
+    /// Header limits, keep-alive idle time, WebSocket frame size.
+    var webSocketConfiguration: HTTP1WebSocketUpgradeChannel.Configuration {
+        .init(http1: .init(idleTimeout: .seconds(30),
+                           httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64)),
+              ws: .init(maxFrameSize: maxFrame))
+    }
+    /// What a request body and a WebSocket frame may hold.
+    static let bodyLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
+    static let frameLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
 
     public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
@@ -30,7 +43,8 @@ public final class Hub: Sendable {
         -> some ApplicationProtocol {
         var app = Application(
             router: router(),
-            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: maxFrame))) { request, _, logger in
+            server: .guardedWebSocketUpgrade(configuration: webSocketConfiguration, census: ConnectionCensus(limits: doorLimits),
+                                             limits: doorLimits) { request, _, logger in
                 guard request.path == "/ws" else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, logger: logger) }
             },

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapInput
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -64,6 +65,7 @@ extension Hub {
             throw HubError(400, "\(recipients.count) recipients; at most \(MessageRules.maxRecipients)")
         }
         guard let content = body["content"] as? String else { throw HubError(400, "\"content\" must be text") }
+        if let t = body["contentType"], !(t is String) { throw HubError(400, "\"contentType\" must be text or pattern, as a string") }
         let typeName = body["contentType"] as? String ?? "text"
         guard let type = InboxMessage.ContentType(rawValue: typeName) else {
             throw HubError(400, "\"contentType\" '\(typeName)' is not text or pattern")
@@ -138,6 +140,9 @@ extension Hub {
         let body: ByteBuffer
         do { body = try await request.body.collect(upTo: maxBody) } catch {
             throw HubError(413, "body is larger than \(maxBody) bytes")
+        }
+        do throws(JSONInputError) { try StrictJSON.check(Array(buffer: body), limits: Hub.bodyLimits) } catch {
+            throw HubError(400, "body is not JSON: \(error)")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
             throw HubError(400, "body is not a JSON object")

@@ -59,7 +59,8 @@ extension HubStore {
     }
 
     public func message(_ id: String, now: Double) throws -> Message? {
-        try messages("WHERE id = ? AND expires_at > ?", [.text(id.lowercased()), .double(now)]).first
+        guard Self.isID(id) else { return nil }
+        return try messages("WHERE id = ? AND expires_at > ?", [.text(id.lowercased()), .double(now)]).first
     }
 
     public func delete(message id: String) throws {
@@ -70,6 +71,7 @@ extension HubStore {
     /// many requests and sockets deliver it at the same time).
     public func markDelivered(_ ids: [String], now: Double) throws -> [Message] {
         try ids.compactMap { id in
+            guard Self.isID(id) else { return nil }
             let changed = try db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING id",
                                        [.double(now), .text(id.lowercased()), .double(now)])
             guard !changed.isEmpty else { return nil }

@@ -48,7 +48,7 @@ public final class HubStore: Sendable {
 
     /// Creates a user and returns it with its bearer token (shown once, stored only as a hash).
     public func addUser(_ username: String, displayName: String? = nil, now: Double) throws -> (User, token: String) {
-        guard username.range(of: #"^[A-Za-z0-9_.-]{1,20}$"#, options: .regularExpression) != nil else {
+        guard Self.isUsername(username) else {
             throw HubError(400, "username '\(username)' must be 1–20 letters, digits, '_', '.' or '-'")
         }
         guard try user(named: username) == nil else { throw HubError(409, "username '\(username)' is taken") }
@@ -57,6 +57,23 @@ public final class HubStore: Sendable {
         try db.query("INSERT INTO users(id, username, display_name, token_hash, created_at) VALUES(?,?,?,?,?)",
                      [.text(user.id), .text(username), displayName.map { .text($0) } ?? .null, .text(SHA256.hex(token)), .double(now)])
         return (user, token)
+    }
+
+    /// An id as an exact string: 1–64 ASCII letters, digits and '-' (the hub makes UUIDs), so
+    /// nothing a client sends can match an id by a prefix, a NUL or a case folded elsewhere.
+    public static func isID(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        return (1...64).contains(u.count) && u.allSatisfy { c in
+            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D
+        }
+    }
+
+    /// A username: 1–20 ASCII letters, digits, '_', '.' or '-'.
+    public static func isUsername(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        return (1...20).contains(u.count) && u.allSatisfy { c in
+            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x5F || c == 0x2E || c == 0x2D
+        }
     }
 
     static func newToken() -> String {
@@ -68,11 +85,15 @@ public final class HubStore: Sendable {
         try users("WHERE token_hash = ?", [.text(SHA256.hex(token))]).first
     }
 
-    public func user(named name: String) throws -> User? { try users("WHERE username = ?", [.text(name)]).first }
+    public func user(named name: String) throws -> User? {
+        guard Self.isUsername(name) else { return nil }
+        return try users("WHERE username = ?", [.text(name)]).first
+    }
 
-    /// A user by id or username.
+    /// A user by id or username (nil for a string that is neither, exactly).
     public func user(_ idOrName: String) throws -> User? {
-        try users("WHERE id = ? OR username = ?", [.text(idOrName.lowercased()), .text(idOrName)]).first
+        guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
+        return try users("WHERE id = ? OR username = ?", [.text(idOrName.lowercased()), .text(idOrName)]).first
     }
 
     public func allUsers() throws -> [User] { try users("ORDER BY username", []) }
@@ -131,7 +152,8 @@ public final class HubStore: Sendable {
     }
 
     public func friendRequest(_ id: String) throws -> FriendRequest? {
-        try requests("WHERE id = ?", [.text(id.lowercased())]).first
+        guard Self.isID(id) else { return nil }
+        return try requests("WHERE id = ?", [.text(id.lowercased())]).first
     }
 
     public func decline(_ id: String) throws {

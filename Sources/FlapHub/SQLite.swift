@@ -60,7 +60,7 @@ public final class SQLiteDatabase: Sendable {
                 switch p {
                 case .int(let v): sqlite3_bind_int64(statement, index, v)
                 case .double(let v): sqlite3_bind_double(statement, index, v)
-                case .text(let v): sqlite3_bind_text(statement, index, v, -1, flap_sqlite_transient())
+                case .text(let v): sqlite3_bind_text(statement, index, v, Int32(v.utf8.count), flap_sqlite_transient())  // every byte, NULs too
                 case .null: sqlite3_bind_null(statement, index)
                 }
             }

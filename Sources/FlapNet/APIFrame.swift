@@ -1,4 +1,5 @@
 import FlapCore
+import FlapInput
 import Foundation
 
 /// A WebSocket frame from the message API, read from its JSON text.
@@ -16,8 +17,14 @@ public enum APIFrame: Equatable, Sendable {
         public let description: String
     }
 
+    /// What one frame may hold (the client's frame size limits its bytes first).
+    public static let limits = JSONLimits(maxBytes: 1 << 20, maxDepth: 8)
+
     public static func decode(_ text: String) -> Result<APIFrame, Problem> {
         let data = Data(text.utf8)
+        do throws(JSONInputError) { try StrictJSON.check(Array(data), limits: limits) } catch {
+            return .failure(Problem(description: "not a JSON object: \(preview(text)) (\(error))"))
+        }
         guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
             return .failure(Problem(description: "not a JSON object: \(preview(text))"))
         }

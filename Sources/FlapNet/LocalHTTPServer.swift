@@ -1,3 +1,4 @@
+import FlapDoor
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -5,8 +6,8 @@ import NIOPosix
 import ServiceLifecycle
 
 /// A small HTTP/1.1 server on SwiftNIO, for an API of a few routes on the local network: it
-/// reads each request whole (a body up to `maxBody` bytes; a larger one is drained and the
-/// request marked `tooLarge`), hands it to one async handler, and writes the handler's answer
+/// reads each request whole within `limits` (a body up to `maxBody` bytes; a larger one is
+/// drained and the request marked `tooLarge`), hands it to one async handler, and writes the handler's answer
 /// with its length, keeping the connection alive when the client asks. It runs as a service
 /// until graceful shutdown. (A full web framework formats a `Date` header, and that loads the
 /// ICU time-zone data: megabytes of resident memory on the wall for no use.)
@@ -32,27 +33,57 @@ public struct LocalHTTPServer: Service {
         }
     }
 
+    /// What one client may send and how long it may take. A client over a limit gets a clear
+    /// status and the connection closes: 413 (body), 431 (head), 400 (malformed, or HTTP/1.1
+    /// without `Host`), 408 (too slow), 429 (too many connections from one address), 503 (too
+    /// many connections in all).
+    public struct Limits: Sendable {
+        public var maxBody = 64 * 1024
+        /// Most header fields in one request, and their bytes (names and values) together.
+        public var maxHeaders = 64
+        public var maxHeaderBytes = 16 * 1024
+        /// Each whole request must arrive within this of the connection opening or of the
+        /// previous answer; an idle keep-alive connection closes after it too.
+        public var requestTimeout: TimeAmount = .seconds(10)
+        /// Connections in all and per client, and the first head's deadline.
+        public var door = DoorLimits()
+        public init() {}
+
+        var decoder: NIOHTTPDecoderLimitConfiguration {
+            var d = NIOHTTPDecoderLimitConfiguration()
+            d.maxHeaderFieldCount = maxHeaders
+            d.maxHeaderFieldSize = maxHeaderBytes
+            d.maxHeaderListSize = maxHeaderBytes
+            return d
+        }
+    }
+
     public let host: String
     public let port: Int
-    public let maxBody: Int
+    public let limits: Limits
     public let handler: @Sendable (Request) async -> Response
     /// Called once the server listens, with the port it listens on.
     public let onRunning: @Sendable (Int) -> Void
 
-    public init(host: String, port: Int, maxBody: Int, onRunning: @escaping @Sendable (Int) -> Void,
+    public init(host: String, port: Int, limits: Limits = Limits(), onRunning: @escaping @Sendable (Int) -> Void,
                 handler: @escaping @Sendable (Request) async -> Response) {
-        self.host = host; self.port = port; self.maxBody = maxBody; self.onRunning = onRunning; self.handler = handler
+        self.host = host; self.port = port; self.limits = limits; self.onRunning = onRunning; self.handler = handler
     }
 
     public func run() async throws {
-        let maxBody = maxBody, handler = handler
+        let limits = limits, handler = handler
+        let census = ConnectionCensus(limits: limits.door)
+        let decoderLimits = limits.decoder
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(Connection(maxBody: maxBody, handler: handler))
+                    try FrontDoor.install(on: channel, census: census, limits: limits.door) {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                            withErrorHandling: false, withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits)
+                        try channel.pipeline.syncOperations.addHandler(Connection(limits: limits, handler: handler))
+                    }
                 }
             }
             .bind(host: host, port: port).get()
@@ -61,30 +92,54 @@ public struct LocalHTTPServer: Service {
         try? await channel.close()
     }
 
-    /// Reads one request at a time off a connection and answers it.
+    /// Reads one request at a time off a connection and answers it, within `limits`.
     final class Connection: ChannelInboundHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
-        let maxBody: Int
+        let limits: Limits
         let handler: @Sendable (Request) async -> Response
         private var head: HTTPRequestHead?
         private var body = ByteBuffer()
         private var tooLarge = false
+        /// Set while a refused request's remaining parts are read and dropped.
+        private var refused = false
+        /// Fires when the next whole request is late.
+        private var deadline: Scheduled<Void>?
 
-        init(maxBody: Int, handler: @escaping @Sendable (Request) async -> Response) {
-            self.maxBody = maxBody; self.handler = handler
+        init(limits: Limits, handler: @escaping @Sendable (Request) async -> Response) {
+            self.limits = limits; self.handler = handler
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) { if context.channel.isActive { armTimeout(context: context) } }
+        func channelActive(context: ChannelHandlerContext) { armTimeout(context: context); context.fireChannelActive() }
+        func channelInactive(context: ChannelHandlerContext) { deadline?.cancel(); context.fireChannelInactive() }
+
+        /// Waits `requestTimeout` for the next whole request; then answers 408 and closes.
+        private func armTimeout(context: ChannelHandlerContext) {
+            deadline?.cancel()
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            deadline = context.eventLoop.scheduleTask(in: limits.requestTimeout) {
+                let (connection, context) = bound.value
+                connection.refuse(408, "the request did not arrive within \(connection.limits.requestTimeout.nanoseconds / 1_000_000_000) s",
+                                  version: connection.head?.version ?? .http1_1, context: context)
+            }
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if refused { return }
             switch unwrapInboundIn(data) {
             case .head(let h):
                 head = h; body.clear(); tooLarge = false
+                if let problem = headProblem(h) {
+                    refuse(problem.status, problem.message, version: h.version, context: context)
+                }
             case .body(var part):
                 if tooLarge { return }
-                if body.readableBytes + part.readableBytes > maxBody { tooLarge = true; body = ByteBuffer() } else { body.writeBuffer(&part) }
+                if body.readableBytes + part.readableBytes > limits.maxBody { tooLarge = true; body = ByteBuffer() } else { body.writeBuffer(&part) }
             case .end:
                 guard let head else { return }
                 self.head = nil
+                deadline?.cancel()
                 let path = String(head.uri.prefix { $0 != "?" })
                 let request = Request(method: head.method, path: path, headers: head.headers, body: body, tooLarge: tooLarge)
                 let handler = handler, loop = context.eventLoop
@@ -96,6 +151,27 @@ public struct LocalHTTPServer: Service {
             }
         }
 
+        /// What is wrong with a request's head before its body is read, if anything.
+        private func headProblem(_ h: HTTPRequestHead) -> (status: Int, message: String)? {
+            if h.version == .http1_1, h.headers["Host"].count != 1 { return (400, "an HTTP/1.1 request needs exactly one Host header") }
+            return nil
+        }
+
+        /// Answers `status` with a JSON error and closes the connection.
+        private func refuse(_ status: Int, _ message: String, version: HTTPVersion, context: ChannelHandlerContext) {
+            refused = true
+            deadline?.cancel()
+            let body = Array(SortedJSON.data(["error": message]))
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: String(body.count))
+            headers.add(name: "Connection", value: "close")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+        }
+
         private func write(_ response: Response, for head: HTTPRequestHead, context: ChannelHandlerContext) {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: response.contentType)
@@ -105,9 +181,10 @@ public struct LocalHTTPServer: Service {
             let responseHead = HTTPResponseHead(version: head.version, status: .init(statusCode: response.status), headers: headers)
             context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                if !keepAlive { bound.value.close(promise: nil) }
+                let (connection, context) = bound.value
+                if keepAlive { connection.armTimeout(context: context) } else { context.close(promise: nil) }
             }
         }
     }

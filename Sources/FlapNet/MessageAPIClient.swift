@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import FlapCore
+import FlapInput
 import Foundation
 import Logging
 import NIOCore
@@ -174,6 +175,9 @@ public final class MessageAPIClient: Service, Sendable {
         logger.warning("message API: frame skipped: \(why)")
     }
 
+    /// What an inbox answer may hold: 8 MiB, shallow.
+    static let inboxLimits = JSONLimits(maxBytes: 8 << 20, maxDepth: 8, maxValues: 1 << 20)
+
     /// `GET …/inbox`: every message that reads; one that does not is logged and left out.
     private func fetchInbox(_ url: String) async throws -> [InboxMessage] {
         var request = HTTPClientRequest(url: url)
@@ -183,6 +187,9 @@ public final class MessageAPIClient: Service, Sendable {
         let body = try await response.body.collect(upTo: 8 << 20)
         guard response.status == .ok else {
             throw ClientError.inbox("GET \(url) answered \(response.status.code): \(APIFrame.preview(String(buffer: body)))")
+        }
+        do throws(JSONInputError) { try StrictJSON.check(Array(buffer: body), limits: Self.inboxLimits) } catch {
+            throw ClientError.inbox("GET \(url) answered what is not JSON: \(error)")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
               let list = object["messages"] as? [Any] else {

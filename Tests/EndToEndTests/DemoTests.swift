@@ -37,7 +37,7 @@ import Testing
 
         let bad = try await http("POST", port: port, body: Data("{oops".utf8), key: "sesame")
         #expect(bad.status == 400)
-        #expect((bad.json as? [String: Any])?["error"] as? String == "body is not JSON")
+        #expect((bad.json as? [String: Any])?["error"] as? String == "body is not JSON: expected a key in double quotes, found 'o' at line 1, column 2 (byte 1)")
         let dims = try await http("POST", port: port, body: Data("[[1,2,3]]".utf8), key: "sesame")
         #expect(dims.status == 400)
         #expect(((dims.json as? [String: Any])?["error"] as? String)?.contains("expected 6 rows") == true)
