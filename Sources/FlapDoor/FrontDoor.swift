@@ -66,6 +66,11 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     private var headSeen = false
     /// Set once the server switched the connection to WebSocket (it wrote a 101).
     private var maskCheck: MaskCheck?
+    /// What came after the first head before the first answer: WebSocket frames, if that
+    /// answer is a 101 (at most `maxBody`-like 64 KiB are kept; the rest goes unchecked there).
+    private var afterFirstHead: [UInt8]? = nil
+    /// Bytes read since the last answer was written: a request begun, when not zero.
+    private var unanswered = 0
 
     public init(census: ConnectionCensus, limits: DoorLimits) {
         self.census = census; self.limits = limits
@@ -101,7 +106,10 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
         let seconds = limits.headTimeout.nanoseconds / 1_000_000_000
         deadline = context.eventLoop.scheduleTask(in: limits.headTimeout) {
             let (door, context) = bound.value
-            door.answer(408, "no request head within \(seconds) s", context: context)
+            if door.unanswered > 0 { door.answer(408, "no request head within \(seconds) s", context: context) } else {
+                door.answered = true
+                context.close(promise: nil)
+            }
         }
     }
 
@@ -112,38 +120,78 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if maskCheck == nil, unwrapOutboundIn(data).readableBytesView.starts(with: Array("HTTP/1.1 101 ".utf8)) {
-            maskCheck = MaskCheck()
+        if maskCheck == nil, let early = afterFirstHead {
+            afterFirstHead = nil
+            if unwrapOutboundIn(data).readableBytesView.starts(with: Array("HTTP/1.1 101 ".utf8)) {
+                maskCheck = MaskCheck()
+                if !maskCheck!.read(early) {
+                    context.write(data, promise: promise)
+                    closeUnmasked(context: context)
+                    return
+                }
+            }
         }
+        unanswered = 0
         context.write(data, promise: promise)
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if answered { return }
+        unanswered += unwrapInboundIn(data).readableBytes
         if maskCheck != nil, !maskCheck!.read(unwrapInboundIn(data).readableBytesView) {
-            // Close 1002 (protocol error), as RFC 6455 §5.1 asks of a server.
-            answered = true
-            let reason = Array("unmasked client frame".utf8)
-            let close: [UInt8] = [0x88, UInt8(2 + reason.count), 0x03, 0xEA] + reason
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: close))).whenComplete { _ in
-                bound.value.close(promise: nil)
-            }
+            closeUnmasked(context: context)
             return
+        }
+        if headSeen, afterFirstHead != nil, afterFirstHead!.count < 64 * 1024 {
+            afterFirstHead! += unwrapInboundIn(data).readableBytesView
         }
         if !headSeen {
             let bytes = unwrapInboundIn(data)
             tail.append(contentsOf: bytes.readableBytesView)
             if let end = tail.firstRange(of: [0x0D, 0x0A, 0x0D, 0x0A]) {
-                _ = end
                 headSeen = true
                 deadline?.cancel()
+                afterFirstHead = Array(tail[end.upperBound...])
                 tail = []
             } else {
                 tail = Array(tail.suffix(3))
             }
         }
         context.fireChannelRead(data)
+    }
+
+    /// Closes a WebSocket with 1002 (protocol error), as RFC 6455 §5.1 asks of a server that
+    /// reads an unmasked client frame.
+    private func closeUnmasked(context: ChannelHandlerContext) {
+        answered = true
+        let reason = Array("unmasked client frame".utf8)
+        let close: [UInt8] = [0x88, UInt8(2 + reason.count), 0x03, 0xEA] + reason
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: close))).whenComplete { _ in
+            bound.value.close(promise: nil)
+        }
+    }
+
+    /// Answers through the front door of `context`'s pipeline, past every HTTP handler (which
+    /// may hold no request to answer); false when the pipeline has no front door.
+    @discardableResult
+    public static func answer(_ status: Int, _ message: String, pipelineOf context: ChannelHandlerContext) -> Bool {
+        guard let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
+              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else { return false }
+        door.answer(status, message, context: doorContext)
+        return true
+    }
+
+    /// Ends a connection that ran out of time: 408 when a request had begun, else (an idle
+    /// keep-alive connection) a plain close, which clients take as the end of a pooled
+    /// connection rather than as the answer to their next request.
+    public static func timeOut(_ message: String, pipelineOf context: ChannelHandlerContext) {
+        guard let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
+              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else {
+            context.close(promise: nil)
+            return
+        }
+        if door.unanswered > 0 { door.answer(408, message, context: doorContext) } else { door.answered = true; context.close(promise: nil) }
     }
 
     /// Writes a complete HTTP/1.1 answer with a JSON error as raw bytes and closes; once.
@@ -176,15 +224,10 @@ public final class ParserRefusal: ChannelInboundHandler, RemovableChannelHandler
     }
 
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parser = error as? HTTPParserError,
-              let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
-              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else {
-            context.fireErrorCaught(error)
-            return
-        }
-        switch parser {
-        case .headerOverflow: door.answer(431, "the request's header fields are too large or too many", context: doorContext)
-        default: door.answer(400, "not an HTTP/1 request (\(parser))", context: doorContext)
-        }
+        guard let parser = error as? HTTPParserError else { context.fireErrorCaught(error); return }
+        let answered = parser == .headerOverflow
+            ? FrontDoor.answer(431, "the request's header fields are too large or too many", pipelineOf: context)
+            : FrontDoor.answer(400, "not an HTTP/1 request (\(parser))", pipelineOf: context)
+        if !answered { context.fireErrorCaught(error) }
     }
 }

@@ -120,8 +120,10 @@ public struct LocalHTTPServer: Service {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             deadline = context.eventLoop.scheduleTask(in: limits.requestTimeout) {
                 let (connection, context) = bound.value
-                connection.refuse(408, "the request did not arrive within \(connection.limits.requestTimeout.nanoseconds / 1_000_000_000) s",
-                                  version: connection.head?.version ?? .http1_1, context: context)
+                connection.refused = true
+                // Raw, through the front door: no request may be in flight to answer.
+                FrontDoor.timeOut("the request did not arrive within \(connection.limits.requestTimeout.nanoseconds / 1_000_000_000) s",
+                                 pipelineOf: context)
             }
         }
 
