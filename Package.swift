@@ -121,6 +121,11 @@ let package = Package(
             name: "flapgpio",
             dependencies: ["FlapGPIO", "FlapTiming", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
+        .executableTarget(
+            name: "flapfuzz",
+            dependencies: ["FlapDaemon", "FlapHub", "FlapInput", "FlapNet", "FlapSerial"]
+        ),
         .executableTarget(
             name: "flapbench",
             dependencies: [
@@ -146,7 +151,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting",
+                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting",
                 // A scripted message API server, for frames a real hub never sends.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -27,7 +27,7 @@ public final class Hub: Sendable {
               ws: .init(maxFrameSize: maxFrame))
     }
     /// What a request body and a WebSocket frame may hold.
-    static let bodyLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
+    public static let bodyLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
     static let frameLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
 
     public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),

@@ -57,31 +57,9 @@ extension Hub {
     /// `POST /api/v1/messages`: validates, stores one copy per recipient, pushes `message.new`.
     func send(_ request: Request) async throws -> Response {
         let me = try caller(request)
-        let body = try await json(request)
-        guard let recipients = body["recipients"] as? [String], !recipients.isEmpty else {
-            throw HubError(400, "\"recipients\" must be a non-empty list of user ids or usernames")
-        }
-        guard recipients.count <= MessageRules.maxRecipients else {
-            throw HubError(400, "\(recipients.count) recipients; at most \(MessageRules.maxRecipients)")
-        }
-        guard let content = body["content"] as? String else { throw HubError(400, "\"content\" must be text") }
-        if let t = body["contentType"], !(t is String) { throw HubError(400, "\"contentType\" must be text or pattern, as a string") }
-        let typeName = body["contentType"] as? String ?? "text"
-        guard let type = InboxMessage.ContentType(rawValue: typeName) else {
-            throw HubError(400, "\"contentType\" '\(typeName)' is not text or pattern")
-        }
-        if let problem = MessageRules.problem(content: content, type: type) { throw HubError(400, problem) }
         let t = now()
-        var unlockAt: Double?
-        if let u = body["unlockAt"], !(u is NSNull) {
-            guard let n = u as? Double ?? (u as? Int).map(Double.init), n.isFinite else {
-                throw HubError(400, "\"unlockAt\" must be seconds since 1970")
-            }
-            guard n < t + limits.messageTTL else {
-                throw HubError(400, "\"unlockAt\" is after the message expires (\(Int(limits.messageTTL)) s after it is sent)")
-            }
-            unlockAt = n > t ? n : nil
-        }
+        let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
+        let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
         let sends = try store.sends(by: me.id, now: t)
         let perHour = limits.messagesPerHour
         if sends.count >= perHour {
@@ -141,13 +119,7 @@ extension Hub {
         do { body = try await request.body.collect(upTo: maxBody) } catch {
             throw HubError(413, "body is larger than \(maxBody) bytes")
         }
-        do throws(JSONInputError) { try StrictJSON.check(Array(buffer: body), limits: Hub.bodyLimits) } catch {
-            throw HubError(400, "body is not JSON: \(error)")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
-            throw HubError(400, "body is not a JSON object")
-        }
-        return object
+        return try SendRequest.object(Array(buffer: body))
     }
 
     func reply(_ status: Int, _ value: some Encodable) throws -> Response {

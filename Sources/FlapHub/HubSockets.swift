@@ -94,7 +94,7 @@ extension Hub {
     }
 
     /// A frame's JSON object, or nil when its text is not strict JSON within `frameLimits`.
-    static func object(_ text: String) -> [String: Any]? {
+    public static func object(_ text: String) -> [String: Any]? {
         guard (try? StrictJSON.check(Array(text.utf8), limits: frameLimits)) != nil else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
     }

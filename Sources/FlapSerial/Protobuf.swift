@@ -44,28 +44,31 @@ public struct ProtobufReader {
     public init(_ data: [UInt8]) { self.data = data }
 
     /// The next field, nil at the end; throws on bytes that are not protobuf.
+    /// (Fixed-width fields, which the protocol never uses, are skipped in a loop: a frame of
+    /// nothing else cannot deepen the stack.)
     public mutating func next() throws(ProtobufError) -> (number: Int, value: Value)? {
-        guard offset < data.count else { return nil }
-        let key = try varint()
-        let number = Int(key >> 3)
-        switch key & 7 {
-        case 0: return (number, .varint(try varint()))
-        case 2:
-            let length = Int(try varint())
-            guard length <= data.count - offset else { throw ProtobufError(offset: offset, reason: "length \(length) past the end") }
-            defer { offset += length }
-            return (number, .bytes(Array(data[offset..<(offset + length)])))
-        case 1:
-            guard offset + 8 <= data.count else { throw ProtobufError(offset: offset, reason: "fixed64 past the end") }
-            offset += 8
-            return try next()
-        case 5:
-            guard offset + 4 <= data.count else { throw ProtobufError(offset: offset, reason: "fixed32 past the end") }
-            offset += 4
-            return try next()
-        default:
-            throw ProtobufError(offset: offset, reason: "wire type \(key & 7)")
+        while offset < data.count {
+            let key = try varint()
+            let number = Int(key >> 3)
+            switch key & 7 {
+            case 0: return (number, .varint(try varint()))
+            case 2:
+                let raw = try varint()
+                guard raw <= UInt64(data.count - offset) else { throw ProtobufError(offset: offset, reason: "length \(raw) past the end") }
+                let length = Int(raw)
+                defer { offset += length }
+                return (number, .bytes(Array(data[offset..<(offset + length)])))
+            case 1:
+                guard offset + 8 <= data.count else { throw ProtobufError(offset: offset, reason: "fixed64 past the end") }
+                offset += 8
+            case 5:
+                guard offset + 4 <= data.count else { throw ProtobufError(offset: offset, reason: "fixed32 past the end") }
+                offset += 4
+            default:
+                throw ProtobufError(offset: offset, reason: "wire type \(key & 7)")
+            }
         }
+        return nil
     }
 
     private mutating func varint() throws(ProtobufError) -> UInt64 {

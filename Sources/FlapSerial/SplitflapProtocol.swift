@@ -101,7 +101,7 @@ public enum SplitflapProtocol {
             case 5:
                 var version = 0, uptime = 0
                 while let f = try inner.next() {
-                    if case .varint(let v) = f.value { if f.number == 1 { version = Int(v) } else if f.number == 2 { uptime = Int(v) } }
+                    if case .varint(let v) = f.value { if f.number == 1 { version = Int(clamping: v) } else if f.number == 2 { uptime = Int(clamping: v) } }
                 }
                 return .general(protocolVersion: version, uptimeMillis: uptime)
             default:
@@ -123,11 +123,11 @@ public enum SplitflapProtocol {
             guard case .varint(let v) = f.value else { continue }
             switch f.number {
             case 1: m.state = ModuleState.State(rawValue: v) ?? .panic
-            case 2: m.flap = Int(v)
+            case 2: m.flap = Int(clamping: v)
             case 3: m.moving = v != 0
             case 4: m.homeState = v != 0
-            case 5: m.unexpectedHome = Int(v)
-            case 6: m.missedHome = Int(v)
+            case 5: m.unexpectedHome = Int(clamping: v)
+            case 6: m.missedHome = Int(clamping: v)
             default: break
             }
         }

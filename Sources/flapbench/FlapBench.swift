@@ -12,7 +12,7 @@ struct FlapBench: AsyncParsableCommand {
 
     @Option(help: "Nanoseconds of one libgpiod bulk write (from `flapgpio bench`), for the GPIO chain's step rate.")
     var gpioWriteNs: Double?
-    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages, serial, gpio.")
+    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages, serial, gpio, abuse.")
     var only: String = "all"
     @Option(help: "Seconds of full-board animation for each scheduler.")
     var seconds: Double = 10
@@ -36,6 +36,7 @@ struct FlapBench: AsyncParsableCommand {
         if only == "all" || only == "service" { try await ServiceBench.run(flapd: flapd) }
         if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions, flapd: flapd) }
         if only == "all" || only == "messages" { try await MessagesBench.run(flapd: flapd, messages: messages, seconds: 5) }
+        if only == "all" || only == "abuse" { try AbuseBench.run(flapd: flapd) }
     }
 }
 

@@ -85,7 +85,7 @@ struct PulseServer {
                                     "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
                                    environment: ["HOME": dir, "XDG_RUNTIME_DIR": dir], executable: pulseaudio)
         // Ready when its socket exists (bounded only against a hang).
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(120)
         while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline { usleep(20_000) }
         try #require(FileManager.default.fileExists(atPath: "\(dir)/native"), "pulseaudio did not start: \(process.stderr)")
     }

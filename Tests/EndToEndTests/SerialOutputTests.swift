@@ -154,7 +154,7 @@ extension FlapbusOutputTests {
         #expect(starts.count == 1, "\(shows)")
         // The STATUS report: module 2 is in fault.
         var modules: [String: Any]?
-        let deadline = Date().addingTimeInterval(30)  // a bound against a hang: reports come every second
+        let deadline = Date().addingTimeInterval(120)  // a bound against a hang: reports come every second
         while modules?["faulty"] as? Int != 1, Date() < deadline {
             let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
             modules = (report?["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any]

@@ -13,7 +13,7 @@ import Testing
 
     /// Waits until the saved positions satisfy `condition` (polled; bounded only against a hang).
     func waitForSaved(_ dir: String, _ condition: ([Int]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             if let p = savedPositions(dir), condition(p) { return true }
             usleep(20_000)
@@ -81,7 +81,7 @@ import Testing
         // The accepted message is still the target, and the board is on its way there again.
         let got = try await http("GET", port: port2)
         #expect((got.json as? [String: Any])?["message"] as? [[Int]] == Array(repeating: Array(repeating: 46, count: 22), count: 6))
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(120)
         var lines: [Substring] = []
         while lines.count < 3, Date() < deadline {
             lines = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")

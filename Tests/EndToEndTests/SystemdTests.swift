@@ -42,7 +42,7 @@ final class NotifySocket: @unchecked Sendable {
 
     @discardableResult
     func blockingWaitUntil(_ condition: ([String]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(120)
         lock.lock()
         defer { lock.unlock() }
         while !condition(messages) { if !lock.wait(until: deadline) { return condition(messages) } }

@@ -6,9 +6,9 @@ import Testing
 
 /// The driver's thread against a recording sink (the kernel's own lines are in the HIL test).
 @Suite struct GPIODriverTests {
-    /// Polls for up to 20 s (a bound against a hang, not a timing check).
+    /// Polls for up to 120 s (a bound against a hang, not a timing check).
     func soon(_ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(20)
+        let end = Date().addingTimeInterval(120)
         while !condition() { if Date() > end { return false }; usleep(1000) }
         return true
     }

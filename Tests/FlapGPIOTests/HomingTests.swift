@@ -52,7 +52,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     let geometry = StepGeometry(stepsPerRevolution: 40, flaps: 10)  // 4 steps a flap
 
     func soon(_ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(30)
+        let end = Date().addingTimeInterval(120)
         while !condition() { if Date() > end { return false }; usleep(1000) }
         return true
     }

@@ -79,7 +79,7 @@ struct MAX7219Model {
         let plan = Planner.plan(from: Frame(rows: 1, cols: 2), to: try Frame(codes: [[2, 0]], rows: 1, cols: 2), drum: .standard,
                                 timing: FlipTiming(flipMs: 100, columnStaggerMs: 0, rowStaggerMs: 0), motion: .forward)!
         driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
-        let end = Date().addingTimeInterval(20)
+        let end = Date().addingTimeInterval(120)
         while !driver.idle, Date() < end { usleep(1000) }
         var model = MAX7219Model(devices: 2)
         model.take(sink.recorded)

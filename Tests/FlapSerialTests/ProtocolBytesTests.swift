@@ -136,3 +136,33 @@ import Testing
         }
     }
 }
+
+/// Issue 18: what the fuzzer found in the decoders of what modules send back.
+@Suite struct HostileRepliesTests {
+    /// A length-delimited field whose length does not fit an Int trapped (a crash of flapd from
+    /// one bad serial frame); now it is a malformed frame.
+    @Test func aLengthPastIntIsMalformed() {
+        let body: [UInt8] = [0x2A, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x10, 0xE8]
+        #expect(throws: SerialFrameError.self) { try SplitflapProtocol.decode(Array(SplitflapProtocol.frame(body).dropLast())) }
+    }
+
+    /// Varints past Int.max in a module's state are clamped, not trapped on.
+    @Test func hugeVarintsAreClamped() throws {
+        var module = ProtobufWriter()
+        module.field(2, UInt64.max)
+        var state = ProtobufWriter()
+        state.field(1, message: module.bytes)
+        var outer = ProtobufWriter()
+        outer.field(1, message: state.bytes)
+        let decoded = try SplitflapProtocol.decode(Array(SplitflapProtocol.frame(outer.bytes).dropLast()))
+        guard case .state(let modules, _) = decoded else { Issue.record("\(decoded)"); return }
+        #expect(modules.first?.flap == Int.max)
+    }
+
+    /// A frame of nothing but fixed-width fields is skipped in a loop (it recursed, one stack
+    /// frame per field).
+    @Test func manyFixedFieldsDoNotDeepenTheStack() throws {
+        var reader = ProtobufReader(Array(repeating: [0x0D, 1, 2, 3, 4], count: 200_000).flatMap { $0 })
+        #expect(try reader.next() == nil)
+    }
+}

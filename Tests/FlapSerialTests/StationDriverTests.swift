@@ -16,9 +16,9 @@ import Testing
         FlipPlan(rows: 1, cols: 4, drum: .standard, timing: FlipTiming(), moves: moves)
     }
 
-    /// Polls `condition` for up to 20 s (a bound against a hang, not a timing check).
+    /// Polls `condition` for up to 120 s (a bound against a hang, not a timing check).
     func soon(_ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(20)
+        let end = Date().addingTimeInterval(120)
         while !condition() { if Date() > end { return false }; usleep(1000) }
         return true
     }

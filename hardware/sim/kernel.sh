@@ -8,13 +8,22 @@ kernel_deb_version=$(apt-cache show "$kernel_pkg" | awk '/^Version:/ {print $2; 
 kernel_cache=$cache/$kernel_pkg
 mkdir -p "$kernel_cache"
 
+# Runs a command holding the cache's lock (fd 8), so that tests running in parallel — and two
+# clones sharing the cache — never fetch or build into it at once; what they write appears
+# whole (written beside, then renamed).
+with_cache_lock() {
+  ( flock 8; "$@" ) 8>"$kernel_cache.lock"
+}
+
 # vmlinuz and configfs.ko (gpio-sim's configuration goes through configfs, a module here).
-fetch_kernel() {
+fetch_kernel() { with_cache_lock fetch_kernel_locked; }
+fetch_kernel_locked() {
   [ -f "$kernel_cache/vmlinuz" ] && [ -f "$kernel_cache/configfs.ko" ] && return
   local tmp; tmp=$(mktemp -d)
   (cd "$tmp" && apt-get download -qq "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
   dpkg-deb -x "$tmp/${kernel_pkg}"_*.deb "$tmp/x"
-  cp "$tmp"/x/boot/vmlinuz-* "$kernel_cache/vmlinuz"
-  cp "$tmp/x/lib/modules/$kernel_version/kernel/fs/configfs/configfs.ko" "$kernel_cache/configfs.ko"
+  cp "$tmp"/x/boot/vmlinuz-* "$kernel_cache/vmlinuz.part" && mv "$kernel_cache/vmlinuz.part" "$kernel_cache/vmlinuz"
+  cp "$tmp/x/lib/modules/$kernel_version/kernel/fs/configfs/configfs.ko" "$kernel_cache/configfs.ko.part"
+  mv "$kernel_cache/configfs.ko.part" "$kernel_cache/configfs.ko"
   rm -rf "$tmp"
 }

@@ -1,0 +1,42 @@
+import FlapDaemon
+import FlapHub
+import FlapInput
+import FlapNet
+import FlapSerial
+import Foundation
+
+/// Every parser of what reaches flapd and flaphub from outside, as a function of bytes that
+/// must return — never crash, never hang — whatever the bytes are.
+enum FuzzTargets {
+    static let all: [String: @Sendable ([UInt8]) -> Void] = [
+        // The strict JSON check every JSON door goes through.
+        "json": { bytes in _ = try? StrictJSON.check(bytes) },
+        // The local API's POST body.
+        "local-api": { bytes in _ = LocalMessage.parse(Data(bytes)) },
+        // flapd.yaml, as check-config, run and SIGHUP read it.
+        "config": { bytes in
+            guard let text = String(validating: bytes, as: UTF8.self) else { return }
+            _ = try? ConfigLoader.parse(text)
+        },
+        // A message-API frame as flapd's client reads it.
+        "api-frame": { bytes in _ = APIFrame.decode(String(decoding: bytes, as: UTF8.self)) },
+        // flaphub: a POST /api/v1/messages body, and a WebSocket frame from a board.
+        "hub-send": { bytes in
+            guard let object = try? SendRequest.object(bytes) else { return }
+            _ = try? SendRequest.read(object, now: 1_800_000_000, ttl: 172_800)
+        },
+        "hub-frame": { bytes in _ = Hub.object(String(decoding: bytes, as: UTF8.self)) },
+        // What modules send back: the splitflap display's frames and flapbus controllers'
+        // replies, as raw bytes and framed with a valid CRC (so the fuzzer reaches the fields).
+        "splitflap": { bytes in
+            var splitter = FrameSplitter()
+            for frame in splitter.take(bytes) { _ = try? SplitflapProtocol.decode(frame) }
+            _ = try? SplitflapProtocol.decode(Array(SplitflapProtocol.frame(bytes).dropLast()))
+        },
+        "flapbus": { bytes in
+            var splitter = FrameSplitter()
+            for frame in splitter.take(bytes) { _ = try? Flapbus.decode(frame) }
+            _ = try? Flapbus.decode(COBS.encode(bytes + CRC32.littleEndian(bytes)))
+        },
+    ]
+}
