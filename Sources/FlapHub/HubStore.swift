@@ -55,7 +55,7 @@ public final class HubStore: Sendable {
         let user = User(id: UUID().uuidString.lowercased(), username: username, displayName: displayName)
         let token = Self.newToken()
         try db.query("INSERT INTO users(id, username, display_name, token_hash, created_at) VALUES(?,?,?,?,?)",
-                     [.text(user.id), .text(username), displayName.map { .text($0) } ?? .null, .text(SHA256.hex(token)), .double(now)])
+                     [.text(user.id), .text(username), displayName.map { .text($0) } ?? .null, .text(TokenHash.hex(token)), .double(now)])
         return (user, token)
     }
 
@@ -82,7 +82,7 @@ public final class HubStore: Sendable {
     }
 
     public func user(token: String) throws -> User? {
-        try users("WHERE token_hash = ?", [.text(SHA256.hex(token))]).first
+        try users("WHERE token_hash = ?", [.text(TokenHash.hex(token))]).first
     }
 
     public func user(named name: String) throws -> User? {

@@ -110,8 +110,17 @@ public final class MessageAPIClient: Service, Sendable {
         ) { inbound, outbound, _ in
             try await outbound.write(.text(OutgoingFrame.authenticate(token: self.config.token)))
             var frames = inbound.makeAsyncIterator()
-            guard let first = try await frames.nextMessage(maxSize: self.config.maxFrameBytes) else {
-                throw ClientError.refused("the connection closed before authentication")
+            // A server that upgrades and then says nothing is given 3 pings' time, then left.
+            let answered = Mutex(false)
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(3 * self.config.pingSeconds))
+                if !answered.withLock({ $0 }) { try? await outbound.close(.goingAway, reason: "no authentication") }
+            }
+            defer { deadline.cancel() }
+            let first = try await frames.nextMessage(maxSize: self.config.maxFrameBytes)
+            answered.withLock { $0 = true }
+            guard let first else {
+                throw ClientError.refused("the connection closed before authentication (none came within \(3 * self.config.pingSeconds) s)")
             }
             guard case .text(let text) = first, case .success(.authenticated) = APIFrame.decode(text) else {
                 throw ClientError.refused("authentication refused: \(APIFrame.preview("\(first)"))")

@@ -76,4 +76,28 @@ import Testing
         #expect(await board.waitForExit() == 0)
         #expect(!log.contains("t0ken"))
     }
+
+    /// A server that upgrades and then never answers `authenticate` is left after 3 pings'
+    /// time (issue 18: the client waited for ever), and the next connection works.
+    @Test(.timeLimit(.minutes(3))) func aServerThatNeverAuthenticatesIsLeft() async throws {
+        let api = ScriptedAPI(inbox: ScriptedAPI.inbox([]), authenticates: { $0 > 1 }) { _, _, frames, out in
+            try await out.write(.text(ScriptedAPI.new(ScriptedAPI.message("n1", from: "alice", "second try"))))
+            while try await frames.next() != nil {}
+        }
+        let port = try await api.start()
+        defer { api.stop() }
+        let dir = try scratchDirectory("flap-noauth")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try """
+            message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: 1 }
+            local_api: { port: 0 }
+            sound: { enabled: false }
+            timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }
+            """.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
+        let board = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
+        #expect(await board.waitForLog("none came within 3 s"), "\(board.stderr)")
+        #expect(await board.waitForFrame { words($0) == ["SECOND TRY"] }, "\(board.stdout)\n\(board.stderr)")
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+    }
 }

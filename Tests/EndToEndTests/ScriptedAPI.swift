@@ -38,8 +38,12 @@ final class ScriptedAPI: Sendable {
     let received = Mutex<[String]>([])
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
-    init(inbox: String, script: @escaping Script) {
+    /// Whether connection n is answered `authenticated` (else it is read on in silence).
+    let authenticates: @Sendable (Int) -> Bool
+
+    init(inbox: String, authenticates: @escaping @Sendable (Int) -> Bool = { _ in true }, script: @escaping Script) {
         self.inbox = Mutex(inbox)
+        self.authenticates = authenticates
         self.script = script
     }
 
@@ -59,6 +63,7 @@ final class ScriptedAPI: Sendable {
                     let n = self.connections.withLock { $0 += 1; return $0 }
                     let frames = Frames(inbound, api: self)
                     guard let auth = try await frames.next(), auth.contains("authenticate") else { return }
+                    guard self.authenticates(n) else { while try await frames.next() != nil {}; return }
                     try await outbound.write(.text(#"{"type":"authenticated","user":{"id":"board"}}"#))
                     try await self.script(n, self, frames, outbound)
                 }
