@@ -21,7 +21,7 @@ enum AbuseBench {
         limit.rlim_cur = limit.rlim_max
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 
-        let port = freePort()
+        let port = MessagesBench.freePort()
         let board = try ServiceBench.spawn(flapd, ["demo", "--plain", "--no-sound", "--port", "\(port)"], env: [])
         defer { kill(board, SIGTERM); var s: Int32 = 0; waitpid(board, &s, 0) }
         if waitUntilListening(port) {
@@ -31,8 +31,8 @@ enum AbuseBench {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flapbench-abuse-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let token = try output(flaphub, ["user", "add", "bench", "--database", dir + "/hub.db"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let hubPort = freePort()
+        let token = try MessagesBench.admin(flaphub, ["user", "add", "bench", "--database", dir + "/hub.db"])
+        let hubPort = MessagesBench.freePort()
         let hub = try ServiceBench.spawn(flaphub, ["serve", "--port", "\(hubPort)", "--database", dir + "/hub.db"], env: [])
         defer { kill(hub, SIGTERM); var s: Int32 = 0; waitpid(hub, &s, 0) }
         if waitUntilListening(hubPort) {
@@ -209,19 +209,6 @@ enum AbuseBench {
         return fd
     }
 
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { a in
-            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length); return getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Up to 30 s for the server to accept connections.
     static func waitUntilListening(_ port: Int) -> Bool {
         for _ in 0..<300 {
@@ -234,17 +221,5 @@ enum AbuseBench {
 
     static func fds(_ pid: pid_t) -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
-    }
-
-    static func output(_ path: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -42,18 +42,12 @@ import Testing
         }
         let port = try await api.start()
         defer { api.stop() }
-        let dir = try scratchDirectory("flap-bad")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try """
-            message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: 1 }
-            local_api: { port: 0 }
-            sound: { enabled: false }
-            timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }
+        let (board, dir) = try Self.board(port: port, extra: """
             zones:
               - { rows: [0, 2], senders: [old] }
               - { rows: [3, 5], senders: "*" }
-            """.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
-        let board = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
+            """)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
 
         // The silent server is given up and a third connection made.
         #expect(await board.waitForLog("silent for"), "\(board.stderr)")
@@ -88,18 +82,25 @@ import Testing
         }
         let port = try await api.start()
         defer { api.stop() }
-        let dir = try scratchDirectory("flap-noauth")
+        let (board, dir) = try Self.board(port: port)
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(await board.waitForLog("none came within 3"), "\(board.stderr)")
+        #expect(await board.waitForFrame { words($0) == ["SECOND TRY"] }, "\(board.stdout)\n\(board.stderr)")
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+    }
+
+    /// `flapd run` subscribed to the scripted API on `port` (pinging every second), fast
+    /// flips, no sound, with `extra` config lines; its state folder.
+    static func board(port: Int, extra: String = "") throws -> (FlapdProcess, String) {
+        let dir = try scratchDirectory("flap-bad")
         try """
             message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: 1 }
             local_api: { port: 0 }
             sound: { enabled: false }
             timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }
+            \(extra)
             """.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
-        let board = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
-        #expect(await board.waitForLog("none came within 3"), "\(board.stderr)")
-        #expect(await board.waitForFrame { words($0) == ["SECOND TRY"] }, "\(board.stdout)\n\(board.stderr)")
-        board.terminate()
-        #expect(await board.waitForExit() == 0)
+        return (try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir]), dir)
     }
 }
