@@ -25,6 +25,9 @@ enum AbuseBench {
         let board = try ServiceBench.spawn(flapd, ["demo", "--plain", "--no-sound", "--port", "\(port)"], env: [])
         defer { kill(board, SIGTERM); var s: Int32 = 0; waitpid(board, &s, 0) }
         if waitUntilListening(port) {
+            let body = #"{"text": "GOOD MORNING"}"#
+            let post = "POST /local-api/message HTTP/1.1\r\nHost: bench\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            row("local API: 100 clients posting messages", goodClients(port: port, request: post, seconds: 5, expect: 201) { }.summary)
             measure("local API", pid: board, port: port, request: "GET /local-api/message HTTP/1.1\r\nHost: bench\r\n\r\n")
         } else { row("local API", "flapd did not listen") }
 
@@ -98,7 +101,7 @@ enum AbuseBench {
 
     /// 100 keep-alive clients (from 127.0.1.1–4) asking `request` in a loop for `seconds`,
     /// while `meanwhile` runs; their latencies.
-    static func goodClients(port: Int, request: String, seconds: Double, meanwhile: () -> Void) -> Latencies {
+    static func goodClients(port: Int, request: String, seconds: Double, expect: Int = 200, meanwhile: () -> Void) -> Latencies {
         let result = Mutex(Latencies())
         let stop = Atomic<Bool>(false)
         let done = DispatchGroup(), connected = DispatchGroup()
@@ -113,7 +116,7 @@ enum AbuseBench {
                 while !stop.load(ordering: .relaxed) {
                     if fd < 0 { fd = connectFrom("127.0.1.\(1 + i % 4)", port: port) }
                     let start = MonotonicClock.now()
-                    if fd >= 0, exchange(fd, request) == 200 {
+                    if fd >= 0, exchange(fd, request) == expect {
                         mine.millis.append(Double(MonotonicClock.now() - start) / 1e6)
                     } else {
                         mine.failures += 1

@@ -84,6 +84,26 @@ import Testing
         #expect(try ids.allSatisfy { try store.message($0, now: 30)?.status == "delivered" })
     }
 
+    /// Issue 18: text was bound up to its first NUL, so "wall\0evil" found wall and
+    /// "<id>\0junk" marked <id> displayed. Every byte is bound now, and ids and names are
+    /// checked as whole strings before any query.
+    @Test func aNULCutsNothing() throws {
+        let store = try HubStore(path: temporaryDatabase())
+        let (wall, _) = try store.addUser("wall", now: 1)
+        let (alice, _) = try store.addUser("alice", now: 1)
+        try store.insert(message("m1", from: alice.id, to: wall.id, at: 10))
+        _ = try store.markDelivered(["m1"], now: 11)
+        #expect(try store.user("wall\u{0}evil") == nil)
+        #expect(try store.user(named: "wall\u{0}evil") == nil)
+        #expect(try store.user(wall.id + "\u{0}x") == nil)
+        #expect(try store.message("m1\u{0}junk", now: 12) == nil)
+        #expect(try store.markDisplayed("m1\u{0}junk", by: wall.id, now: 12) == nil)
+        #expect(try store.message("m1", now: 13)?.status == "delivered")
+        // The binding itself: a NUL is a byte like any other.
+        #expect(try store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall\u{0}evil")]).first?.first?.int == 0)
+        #expect(try store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall")]).first?.first?.int == 1)
+    }
+
     @Test func usernamesAreChecked() throws {
         let store = try HubStore(path: temporaryDatabase())
         _ = try store.addUser("alice", now: 1)
