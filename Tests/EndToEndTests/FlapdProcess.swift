@@ -84,10 +84,10 @@ final class FlapdProcess: @unchecked Sendable {
     var stderr: String { lock.lock(); defer { lock.unlock() }; return String(decoding: err, as: UTF8.self) }
 
     /// Waits until `condition` holds for (stdout, stderr) or the process has ended; the bound
-    /// only keeps a broken build from hanging the suite.
+    /// (`within` seconds) only keeps a broken build from hanging the suite.
     @discardableResult
-    func blockingWaitUntil(_ condition: (String, String) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(120)
+    func blockingWaitUntil(within seconds: Double = 120, _ condition: (String, String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
         lock.lock()
         defer { lock.unlock() }
         while true {
@@ -98,8 +98,8 @@ final class FlapdProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to end (and its output to be read) and returns its exit status.
-    func blockingWaitForExit() -> Int32 {
-        blockingWaitUntil { _, _ in false }
+    func blockingWaitForExit(within seconds: Double = 120) -> Int32 {
+        blockingWaitUntil(within: seconds) { _, _ in false }
         lock.lock()
         defer { lock.unlock() }
         return status ?? -1
@@ -113,6 +113,10 @@ final class FlapdProcess: @unchecked Sendable {
     }
 
     func waitForExit() async -> Int32 { await offPool { $0.blockingWaitForExit() } }
+
+    /// For what takes minutes on a loaded machine (a build, a QEMU guest under emulation): a
+    /// bound of 15 minutes against a hang, never a measure of speed.
+    func waitForSlowExit() async -> Int32 { await offPool { $0.blockingWaitForExit(within: 900) } }
 
     func apiPort() async -> Int? { await offPool { $0.blockingAPIPort() } }
 

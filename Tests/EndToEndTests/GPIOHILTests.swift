@@ -45,7 +45,7 @@ import Testing
         """
     }
 
-    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func flapdDrivesEachModuleKindOnTheKernelsGPIOSimulator() async throws {
         let dir = try scratchDirectory("flap-gpio-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -68,7 +68,7 @@ import Testing
         }
         let guest = try await QEMUGuest(dir: dir, script: script, files: files)
         let qemu = try guest.boot()
-        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
 
         for c in Self.cases {
@@ -97,7 +97,7 @@ import Testing
     /// otherwise). flapd homes at
     /// start, with the offset `flapd calibrate` saved, and ends where the message says; with a
     /// dead sensor it finds no pulse, tries again, and leaves the module faulty.
-    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func homingFindsTheMagnetAndADeadSensorLeavesTheModuleFaulty() async throws {
         let dir = try scratchDirectory("flap-gpio-home")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -160,7 +160,7 @@ import Testing
             echo END > $T/trace_marker; wait $d; cat /tmp/drum2
             """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/home.yaml", dir + "/badline.yaml"] + modules)
         let qemu = try guest.boot()
-        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
         let drums = try console.filter { $0.hasPrefix("DRUM {") }.map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.dropFirst(5).utf8)) as? [String: Int])

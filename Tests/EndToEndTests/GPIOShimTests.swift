@@ -13,13 +13,13 @@ import Testing
         "edge-3 1 line 1 rising 0", "inputs-end 10", "done",
     ]
 
-    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func theShimBehavesTheSameOnLibgpiodV1AndV2() async throws {
         let dir = try scratchDirectory("flap-shim")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let sim = QEMUGuest.repository.path + "/hardware/sim"
         let fetch = try FlapdProcess([sim + "/fetch-libgpiod-v2"], executable: "/bin/bash")
-        #expect(await fetch.waitForExit() == 0, "\(fetch.stderr)")
+        #expect(await fetch.waitForSlowExit() == 0, "\(fetch.stderr)")
         let v2 = fetch.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let shim = QEMUGuest.repository.path + "/Sources/CGPIOD"
         let lib = v2 + "/usr/lib/x86_64-linux-gnu"
@@ -35,7 +35,7 @@ import Testing
             /shim-check-v2 /dev/$chip $sim | sed 's/^/V2 /'
             """, files: ["\(dir)/shim-check-v1", "\(dir)/shim-check-v2"] + modules)
         let qemu = try guest.boot(memoryMB: 512)
-        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
         for v in ["V1", "V2"] {
             let seen = console.filter { $0.hasPrefix("\(v) CHECK ") }.map { String($0.dropFirst("\(v) CHECK ".count)) }
@@ -47,18 +47,18 @@ import Testing
     /// trixie's libgpiod 2.x — pkg-config pointed at the unpacked packages, a build folder of its
     /// own (`.build-v2`) — and run in the guest on gpio-sim: `flapgpio bench` writes the lines
     /// through v2 and a missing chip is named as on v1.
-    @Test(.timeLimit(.minutes(15)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func flapGPIOBuiltAgainstLibgpiodV2DrivesTheSimulator() async throws {
         let dir = try scratchDirectory("flap-v2")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let repo = QEMUGuest.repository.path, sim = repo + "/hardware/sim"
         let fetch = try FlapdProcess([sim + "/fetch-libgpiod-v2"], executable: "/bin/bash")
-        #expect(await fetch.waitForExit() == 0, "\(fetch.stderr)")
+        #expect(await fetch.waitForSlowExit() == 0, "\(fetch.stderr)")
         let v2 = fetch.stdout.trimmingCharacters(in: .whitespacesAndNewlines), lib = v2 + "/usr/lib/x86_64-linux-gnu"
         let env = ["PKG_CONFIG_PATH": lib + "/pkgconfig", "PKG_CONFIG_SYSROOT_DIR": v2]
         let build = try FlapdProcess(["swift", "build", "--package-path", repo, "--build-path", repo + "/.build-v2", "--product", "flapgpio"],
                                      environment: env, executable: "/usr/bin/env")
-        #expect(await build.waitForExit() == 0, "\(build.stdout)\n\(build.stderr)")
+        #expect(await build.waitForSlowExit() == 0, "\(build.stdout)\n\(build.stderr)")
         try FileManager.default.copyItem(atPath: repo + "/.build-v2/debug/flapgpio", toPath: dir + "/flapgpio-v2")
         let modules = try await QEMUGuest.gpioSimModules(into: dir)
         let script = QEMUGuest.gpioSim(lines: 8) + """
@@ -70,9 +70,9 @@ import Testing
         // build-guest finds libgpiod.so.3 for the binary through LD_LIBRARY_PATH and copies it in.
         let guestBuild = try FlapdProcess([sim + "/build-guest", dir, dir + "/script", dir + "/flapgpio-v2"] + modules,
                                           environment: ["LD_LIBRARY_PATH": lib], executable: "/bin/bash")
-        #expect(await guestBuild.waitForExit() == 0, "\(guestBuild.stderr)")
+        #expect(await guestBuild.waitForSlowExit() == 0, "\(guestBuild.stderr)")
         let qemu = try QEMUGuest(built: dir).boot(memoryMB: 512)
-        #expect(await qemu.waitForExit() == 0, "\(qemu.stderr)")
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
         #expect(console.contains { $0.hasPrefix("FLAPGPIO {\"libgpiod\":\"v2\",\"lines\":3,\"writes\":2000") }, "\(qemu.stdout)")
         #expect(console.contains("flapgpio: no GPIO chip gpiochip9 (/dev/gpiochip9 does not exist; `gpiodetect` lists the chips)"), "\(qemu.stdout)")

@@ -24,7 +24,7 @@ struct QEMUGuest {
     /// (`hardware/sim/build-gpio-sim`, cached); the paths of the two modules.
     static func gpioSimModules(into dir: String) async throws -> [String] {
         let build = try FlapdProcess([repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
-        guard await build.waitForExit() == 0 else { throw HarnessError("build-gpio-sim failed: \(build.stderr)") }
+        guard await build.waitForSlowExit() == 0 else { throw HarnessError("build-gpio-sim failed: \(build.stderr)") }
         return [dir + "/gpio-sim.ko", dir + "/configfs.ko"]
     }
 
@@ -48,7 +48,7 @@ struct QEMUGuest {
         self.dir = dir
         try script.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
         let build = try FlapdProcess([Self.repository.path + "/hardware/sim/build-guest", dir, dir + "/script"] + files, executable: "/bin/bash")
-        guard await build.waitForExit() == 0 else { throw HarnessError("build-guest failed: \(build.stderr)") }
+        guard await build.waitForSlowExit() == 0 else { throw HarnessError("build-guest failed: \(build.stderr)") }
     }
 
     /// A guest already built in `dir` (by `hardware/sim/build-guest`).

@@ -9,7 +9,7 @@ import Glibc
 /// kernel, its 16550 driver) on /dev/ttyS1, whose other end is a unix socket here, where a
 /// scripted splitflap display reads the frames (with the independent decoder) and answers.
 @Suite struct SerialHILTests {
-    @Test(.timeLimit(.minutes(10)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func libserialportDrivesADisplayThroughAGuestUART() async throws {
         let dir = try scratchDirectory("flap-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -29,7 +29,7 @@ import Glibc
         defer { display.stop(); close(fd) }
 
         // The guest powers off when its script ends; QEMU exits then (-no-reboot).
-        #expect(await qemu.waitForExit() == 0, "\(qemu.stdout)\n\(qemu.stderr)")
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stdout)\n\(qemu.stderr)")
         // The guest's console ends its lines with \r\n.
         let console = qemu.stdout.components(separatedBy: .newlines)
         #expect(console.contains("FLAPSERIAL-EXIT 0"), "\(qemu.stdout)")
