@@ -12,6 +12,10 @@ public struct DoorLimits: Sendable {
     /// The first request's head (request line and headers) must have arrived within this of
     /// the connection opening, else 408 and the connection closes.
     public var headTimeout: TimeAmount = .seconds(10)
+    /// Every request must be read whole and answered within this of its first byte (a head or
+    /// a body sent a byte at a time holds a connection no longer), else 408 and the connection
+    /// closes. Not applied once a connection is a WebSocket.
+    public var requestTimeout: TimeAmount = .seconds(10)
     public init() {}
 }
 
@@ -61,6 +65,8 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     private var admitted = false
     private var answered = false
     private var deadline: Scheduled<Void>?
+    /// Fires when the request begun has not been answered within `requestTimeout`.
+    private var requestDeadline: Scheduled<Void>?
     /// The last three bytes read, to find the blank line that ends the first head.
     private var tail: [UInt8] = []
     private var headSeen = false
@@ -115,6 +121,7 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
 
     public func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
+        requestDeadline?.cancel()
         if admitted { census.leave(client); admitted = false }
         context.fireChannelInactive()
     }
@@ -132,11 +139,22 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         unanswered = 0
+        requestDeadline?.cancel()
         context.write(data, promise: promise)
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if answered { return }
+        if unanswered == 0, maskCheck == nil {
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let seconds = limits.requestTimeout.nanoseconds / 1_000_000_000
+            requestDeadline = context.eventLoop.scheduleTask(in: limits.requestTimeout) {
+                let (door, context) = bound.value
+                if door.unanswered > 0, door.maskCheck == nil {
+                    door.answer(408, "the request was not read and answered within \(seconds) s", context: context)
+                }
+            }
+        }
         unanswered += unwrapInboundIn(data).readableBytes
         if maskCheck != nil, !maskCheck!.read(unwrapInboundIn(data).readableBytesView) {
             closeUnmasked(context: context)

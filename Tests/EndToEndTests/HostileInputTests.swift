@@ -59,6 +59,11 @@ import Glibc
             let answer = await Self.exchange(port: hub.port, bytes)
             #expect(answer.hasPrefix(expected) && !answer.hasSuffix("<no close>"), "\(name): \(answer.prefix(200))")
         }
+        // A body sent too slowly (here: never finished) is cut off.
+        let slowBody = "POST /api/v1/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(hub.tokens["alice"]!)\r\n"
+            + "Content-Length: 100\r\n\r\n{\"re"
+        let slow = await Self.exchange(port: hub.port, Array(slowBody.utf8))
+        #expect(slow.hasPrefix("HTTP/1.1 408") && !slow.hasSuffix("<no close>"), "\(slow.prefix(200))")
         // An id cut at a NUL is no id: nobody gets the message.
         let nul = try await hub.request("POST", "/api/v1/messages", as: "alice", json: ["recipients": ["wall\u{0}evil"], "content": "hi"])
         #expect(nul.status == 403 && "\(nul.json)".contains("no such user"), "\(nul)")
@@ -103,6 +108,8 @@ import Glibc
             let answer = await Self.exchange(port: port, bytes)
             #expect(answer.hasPrefix(expected) && !answer.hasSuffix("<no close>"), "\(name): \(answer.prefix(200))")
         }
+        let slow = await Self.exchange(port: port, Array("POST /local-api/message HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"te".utf8))
+        #expect(slow.hasPrefix("HTTP/1.1 408") && !slow.hasSuffix("<no close>"), "\(slow.prefix(200))")
         let hostless = await Self.exchange(port: port, Array("GET /status HTTP/1.1\r\n\r\n".utf8))
         #expect(hostless.hasPrefix("HTTP/1.1 400") && hostless.contains("Host"), "\(hostless)")
         #expect(try await http("GET", port: port).status == 200)
