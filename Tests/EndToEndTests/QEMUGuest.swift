@@ -58,7 +58,7 @@ struct QEMUGuest {
     func boot(memoryMB: Int = 1024, cpus: Int = 1, extra: [String] = []) throws -> FlapdProcess {
         try FlapdProcess([
             "-accel", "tcg", "-cpu", "max", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
-            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet",
+            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet no_timer_check",
             "-serial", "stdio",
         ] + extra, executable: "/usr/bin/qemu-system-x86_64")
     }
