@@ -43,9 +43,6 @@ public final class ConnectionCensus: Sendable {
             if o.perClient[client] == 0 { o.perClient[client] = nil }
         }
     }
-
-    /// Connections open now.
-    public var count: Int { open.withLockedValue { $0.total } }
 }
 
 /// The first handler of a server connection, on its raw bytes: it admits the connection
@@ -112,10 +109,7 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
         let seconds = limits.headTimeout.nanoseconds / 1_000_000_000
         deadline = context.eventLoop.scheduleTask(in: limits.headTimeout) {
             let (door, context) = bound.value
-            if door.unanswered > 0 { door.answer(408, "no request head within \(seconds) s", context: context) } else {
-                door.answered = true
-                context.close(promise: nil)
-            }
+            door.expire("no request head within \(seconds) s", context: context)
         }
     }
 
@@ -194,22 +188,29 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     /// may hold no request to answer); false when the pipeline has no front door.
     @discardableResult
     public static func answer(_ status: Int, _ message: String, pipelineOf context: ChannelHandlerContext) -> Bool {
-        guard let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
-              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else { return false }
+        guard let (door, doorContext) = door(of: context) else { return false }
         door.answer(status, message, context: doorContext)
         return true
+    }
+
+    /// The front door of `context`'s pipeline and its context, if it has one.
+    private static func door(of context: ChannelHandlerContext) -> (FrontDoor, ChannelHandlerContext)? {
+        guard let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
+              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else { return nil }
+        return (door, doorContext)
     }
 
     /// Ends a connection that ran out of time: 408 when a request had begun, else (an idle
     /// keep-alive connection) a plain close, which clients take as the end of a pooled
     /// connection rather than as the answer to their next request.
     public static func timeOut(_ message: String, pipelineOf context: ChannelHandlerContext) {
-        guard let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
-              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else {
-            context.close(promise: nil)
-            return
-        }
-        if door.unanswered > 0 { door.answer(408, message, context: doorContext) } else { door.answered = true; context.close(promise: nil) }
+        guard let (door, doorContext) = door(of: context) else { context.close(promise: nil); return }
+        door.expire(message, context: doorContext)
+    }
+
+    /// 408 when a request had begun, else a plain close (see `timeOut`).
+    private func expire(_ message: String, context: ChannelHandlerContext) {
+        if unanswered > 0 { answer(408, message, context: context) } else { answered = true; context.close(promise: nil) }
     }
 
     /// Writes a complete HTTP/1.1 answer with a JSON error as raw bytes and closes; once.
