@@ -99,8 +99,10 @@ extension GPIODriver {
         guard let tracker = homes?[m] else { return }
         switch event {
         case .homed:
-            // At the magnet: on by the offset to flap 0, then to the flap it should show.
-            let steps = offsets[m] + geometry.boundary(target[m])
+            // At the magnet (`count` steps ago, when its edge was read late): on by the offset
+            // to flap 0, then to the flap it should show.
+            var steps = offsets[m] + geometry.boundary(target[m]) - tracker.count
+            while steps < 0 { steps += geometry.stepsPerRevolution }
             pending[m] = (0..<steps).reversed().map { now + Int64($0 + 1) * stepInterval }
             releases[m] = now + Int64(steps + 1) * stepInterval
         case .missed, .unexpected, .notFound:
@@ -116,7 +118,9 @@ extension GPIODriver {
         }
     }
 
-    /// The sensors' thread: every active edge goes to its module's tracker.
+    /// The sensors' thread: every active edge goes to its module's tracker, placed by its own
+    /// instant; after each read, every edge up to that edge (or up to when the read began, when
+    /// none came) has been read, so an overdue pulse is missed.
     func startSensing() {
         guard let sensors else { return }
         let t = Thread { [self] in
@@ -125,15 +129,23 @@ extension GPIODriver {
                 let go = running
                 lock.unlock()
                 guard go else { return }
-                let edge: (index: Int, rising: Bool)?
+                let asked = MonotonicClock.now()
+                let edge: SensorEdge?
                 do { edge = try sensors.edge(timeoutNanos: 50_000_000) } catch {
                     log("\(error)")
                     MonotonicClock.sleep(until: MonotonicClock.now() + 1_000_000_000)
                     continue
                 }
-                guard let edge, edge.rising != sensorsActiveLow else { continue }
                 lock.lock()
-                if let event = homes?[edge.index].pulse() { handle(event, module: edge.index, now: MonotonicClock.now()) }
+                let now = MonotonicClock.now()
+                if let edge, edge.rising != sensorsActiveLow, let event = homes?[edge.index].pulse(at: edge.at) {
+                    handle(event, module: edge.index, now: now)
+                }
+                // An edge stamped within the last millisecond may not be queued yet.
+                let readUpTo = edge.map { min($0.at, now) } ?? asked - 1_000_000
+                for m in homes?.indices ?? 0..<0 {
+                    if let event = homes?[m].read(upTo: readUpTo) { handle(event, module: m, now: now) }
+                }
                 lock.broadcast()
                 lock.unlock()
             }

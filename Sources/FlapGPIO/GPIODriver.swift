@@ -164,7 +164,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             pending[m].removeLast()
             stepping.append(m)
             counters.steps += 1
-            if let event = homes?[m].stepped() { handle(event, module: m, now: now) }
+            if let event = homes?[m].stepped(at: now) { handle(event, module: m, now: now) }
             counters.maxLateMicros = max(counters.maxLateMicros, (now - t) / 1000)
         }
         if !stepping.isEmpty {

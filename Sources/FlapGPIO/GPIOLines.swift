@@ -82,9 +82,17 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
 
 /// A board's input lines (home sensors): their edges, one at a time.
 public protocol GPIOInputs: AnyObject, Sendable {
-    /// The next edge within `timeoutNanos`: the index of its line among the requested ones and
-    /// whether it rose; nil when none came.
-    func edge(timeoutNanos: Int64) throws(GPIOError) -> (index: Int, rising: Bool)?
+    /// The next edge within `timeoutNanos`: the index of its line among the requested ones,
+    /// whether it rose, and when (CLOCK_MONOTONIC ns, the kernel's timestamp: the reader may
+    /// take it late, the instant stays true); nil when none came.
+    func edge(timeoutNanos: Int64) throws(GPIOError) -> SensorEdge?
+}
+
+/// An edge on an input line: which line (its index among the requested ones), which way, and
+/// the instant it happened on CLOCK_MONOTONIC.
+public struct SensorEdge: Sendable, Equatable {
+    public var index: Int, rising: Bool, at: Int64
+    public init(index: Int, rising: Bool, at: Int64) { self.index = index; self.rising = rising; self.at = at }
 }
 
 /// Input lines of a chip through libgpiod, both edges watched, with a bias.
@@ -102,10 +110,10 @@ public final class LibgpiodInputs: GPIOInputs, @unchecked Sendable {
         self.lines = lines
     }
 
-    public func edge(timeoutNanos: Int64) throws(GPIOError) -> (index: Int, rising: Bool)? {
+    public func edge(timeoutNanos: Int64) throws(GPIOError) -> SensorEdge? {
         var index: UInt32 = 0, rising: Int32 = 0, ns: UInt64 = 0
         switch flap_gpio_read_edge(request, timeoutNanos, &index, &rising, &ns) {
-        case 1: return (Int(index), rising != 0)
+        case 1: return SensorEdge(index: Int(index), rising: rising != 0, at: Int64(clamping: ns))
         case 0: return nil
         default: throw GPIOError("reading home sensor edges on \(chip) failed: \(String(cString: strerror(errno)))")
         }

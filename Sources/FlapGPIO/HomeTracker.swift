@@ -2,6 +2,11 @@
 /// so after homing the sensor must fire every `stepsPerRevolution` steps, give or take a quarter
 /// flap. A pulse that does not come (missed) or comes elsewhere (unexpected) is a failure; the
 /// driver re-homes the module, and after `maxFailures` marks it faulty and leaves it still.
+///
+/// A sensor's edge may be read late (the reader thread is busy, the machine loaded) while the
+/// module steps on: each step's instant is kept, and a pulse is placed by the edge's own
+/// timestamp, so the steps taken after it count as past the magnet; and a pulse is called missed
+/// only once the reader has read every edge up to the step where it was due (`read(upTo:)`).
 public struct HomeTracker: Sendable, Equatable {
     public enum State: String, Sendable { case unhomed, homing, normal, faulty }
     public enum Event: Equatable, Sendable { case homed, missed, unexpected, notFound }
@@ -18,6 +23,11 @@ public struct HomeTracker: Sendable, Equatable {
     public private(set) var failures = 0
     /// Steps taken in the homing turn so far.
     private var searched = 0
+    /// The instants of the latest steps (a ring, `next` is the oldest once it is full).
+    private var recent: [Int64] = []
+    private var next = 0
+    /// The instant of the step past which the pulse is overdue, until it comes or is missed.
+    private var overdue: Int64?
 
     public init(stepsPerRevolution: Int, flaps: Int, maxFailures: Int) {
         self.stepsPerRevolution = stepsPerRevolution
@@ -30,12 +40,17 @@ public struct HomeTracker: Sendable, Equatable {
         guard state != .faulty else { return }
         state = .homing
         searched = 0
+        overdue = nil
     }
 
-    /// The module took a step. A homing module that has gone round one and a half turns
-    /// without a pulse has no working sensor (`notFound`); a homed one that passed its magnet
-    /// by more than the window without a pulse `missed` it.
-    public mutating func stepped() -> Event? {
+    /// The module took a step at `instant`. A homing module that has gone round one and a half
+    /// turns without a pulse has no working sensor (`notFound`); a homed one that passed its
+    /// magnet by more than the window has its pulse overdue (see `read(upTo:)`).
+    public mutating func stepped(at instant: Int64 = 0) -> Event? {
+        if recent.count < max(16, stepsPerRevolution / 2) { recent.append(instant) } else {
+            recent[next] = instant
+            next = (next + 1) % recent.count
+        }
         switch state {
         case .homing:
             searched += 1
@@ -43,29 +58,39 @@ public struct HomeTracker: Sendable, Equatable {
             return fail(.notFound)
         case .normal:
             count += 1
-            guard count > stepsPerRevolution + window else { return nil }
-            missed += 1
-            return fail(.missed)
+            if count > stepsPerRevolution + window, overdue == nil { overdue = instant }
+            return nil
         case .unhomed, .faulty:
             return nil
         }
     }
 
-    /// The sensor fired (its active edge).
-    public mutating func pulse() -> Event? {
+    /// The sensor's reader has read every edge that happened up to `instant`: an overdue pulse
+    /// that has not come by then was `missed`.
+    public mutating func read(upTo instant: Int64) -> Event? {
+        guard state == .normal, let due = overdue, instant >= due else { return nil }
+        missed += 1
+        return fail(.missed)
+    }
+
+    /// The sensor fired (its active edge) at `instant`, or just now: after `.homed`, `count`
+    /// is how many steps the module has already taken past its magnet.
+    public mutating func pulse(at instant: Int64? = nil) -> Event? {
+        let late = instant.map { i in recent.count(where: { $0 > i }) } ?? 0
         switch state {
         case .homing:
             state = .normal
-            count = 0
+            count = late
             return .homed
         case .normal:
-            let d = count % stepsPerRevolution
+            let d = max(0, count - late) % stepsPerRevolution
             let distance = min(d, stepsPerRevolution - d)
             guard distance <= window else {
                 unexpected += 1
                 return fail(.unexpected)
             }
-            count = 0  // the magnet is the reference: a skipped step or two is made good here
+            count = late  // the magnet is the reference: a skipped step or two is made good here
+            overdue = nil
             return nil
         case .unhomed, .faulty:
             return nil
@@ -75,6 +100,7 @@ public struct HomeTracker: Sendable, Equatable {
     /// Counts a failure; faulty after `maxFailures`, else the module needs homing again.
     private mutating func fail(_ event: Event) -> Event {
         failures += 1
+        overdue = nil
         state = failures >= maxFailures ? .faulty : .unhomed
         return event
     }

@@ -6,17 +6,22 @@ import Testing
 @testable import FlapGPIO
 
 /// A drum on a STEP/DIR driver with a hall sensor, simulated: it counts the STEP line's rising
-/// edges and, while the drum stands at its magnet, holds the sensor low (active). Pure logic
-/// for the driver's homing; the kernel's lines are in the HIL test.
+/// edges and, while the drum stands at its magnet, holds the sensor low (active). Each edge has
+/// the instant of the step that caused it; with `lag`, the reader gets it only after that many
+/// more steps or 200 ms (a sensor thread that fell behind: it never says "no edge" while one is
+/// queued). Pure logic for the driver's homing; the
+/// kernel's lines are in the HIL test.
 final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
-    let steps: Int, magnet: Int
-    private let state: Mutex<(positions: [Int], stepHigh: [Bool], edges: [(Int, Bool)], sensorWorks: Bool, log: [Int])>
+    let steps: Int, magnet: Int, lag: Int
+    private let state: Mutex<(positions: [Int], stepHigh: [Bool], edges: [(edge: SensorEdge, readable: Int)], sensorWorks: Bool, log: [Int])>
     /// One drum a module; module i's STEP line is the i-th level, its sensor the i-th input.
-    init(steps: Int, magnet: Int, positions: [Int]) {
-        self.steps = steps; self.magnet = magnet
+    init(steps: Int, magnet: Int, positions: [Int], lag: Int = 0) {
+        self.steps = steps; self.magnet = magnet; self.lag = lag
         state = Mutex((positions, positions.map { _ in false }, [], true, []))
     }
-    convenience init(steps: Int, magnet: Int, position: Int) { self.init(steps: steps, magnet: magnet, positions: [position]) }
+    convenience init(steps: Int, magnet: Int, position: Int, lag: Int = 0) {
+        self.init(steps: steps, magnet: magnet, positions: [position], lag: lag)
+    }
     var position: Int { state.withLock { $0.positions[0] } }
     var positions: [Int] { state.withLock { $0.positions } }
     /// Which module took each step, in order.
@@ -32,18 +37,26 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
                 s.positions[i] += 1
                 s.log.append(i)
                 let now = s.positions[i] % steps == magnet
-                if s.sensorWorks, was != now { s.edges.append((i, !now)) }  // active low: at the magnet, low
+                // Active low: at the magnet, low.
+                if s.sensorWorks, was != now {
+                    s.edges.append((SensorEdge(index: i, rising: !now, at: MonotonicClock.now()), s.log.count + lag))
+                }
             }
         }
     }
 
-    func edge(timeoutNanos: Int64) throws(GPIOError) -> (index: Int, rising: Bool)? {
+    func edge(timeoutNanos: Int64) throws(GPIOError) -> SensorEdge? {
         let end = MonotonicClock.now() + timeoutNanos
-        while MonotonicClock.now() < end {
-            if let e = state.withLock({ s in s.edges.isEmpty ? nil : s.edges.removeFirst() }) { return e }
+        while true {
+            let (edge, queued) = state.withLock { s -> (SensorEdge?, Bool) in
+                guard let first = s.edges.first else { return (nil, false) }
+                guard first.readable <= s.log.count || MonotonicClock.now() > first.edge.at + 200_000_000 else { return (nil, true) }
+                return (s.edges.removeFirst().edge, true)
+            }
+            if let edge { return edge }
+            if !queued, MonotonicClock.now() >= end { return nil }
             usleep(200)
         }
-        return nil
     }
 }
 
@@ -77,6 +90,36 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         driver.planned(board: 0, plan: plan(to: 8, from: 3, flips: 15), transitionStart: MonotonicClock.now())
         #expect(soon { driver.idle })
         #expect(drum.position == 57 + 60 && driver.health?.first?.state == .normal && driver.health?.first?.failures == 0)
+    }
+
+    /// Issue 18: under load the sensor's edge was read two steps late and the module ended two
+    /// steps past its flap. The edge's own instant places the magnet.
+    @Test func anEdgeReadLateStillPlacesTheMagnetWhereItWas() {
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17, lag: 3)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [5]))
+        driver.start(targets: [3])
+        defer { driver.stop() }
+        driver.homeAll()
+        #expect(soon { driver.idle })
+        #expect(drum.position == 40 + 5 + 12, "\(drum.position - 57) steps off")
+        // Late pulses of later turns are placed by their instants too: no failure.
+        driver.planned(board: 0, plan: plan(to: 8, from: 3, flips: 25), transitionStart: MonotonicClock.now())
+        #expect(soon { driver.idle })
+        #expect(drum.position == 57 + 100 && driver.health == [.init(state: .normal, missed: 0, unexpected: 0, failures: 0)],
+                "\(drum.position) \(String(describing: driver.health))")
+    }
+
+    /// An offset shorter than the lag: the module has passed flap 0 already and goes round.
+    @Test func anEdgeReadLaterThanTheOffsetGoesRoundOnce() {
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 30, lag: 4)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [2]))
+        driver.start(targets: [0])
+        defer { driver.stop() }
+        driver.homeAll()
+        #expect(soon { driver.idle })
+        #expect(drum.position == 40 + 40 + 2, "\(String(describing: driver.health)) \(driver.stats)")
     }
 
     @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() {

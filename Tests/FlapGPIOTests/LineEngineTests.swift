@@ -89,14 +89,27 @@ import Testing
 
     @Test func aMissedPulseAndAnUnexpectedOneFailThenTheModuleIsFaulty() {
         var t = homed()
-        for _ in 0..<82 { #expect(t.stepped() == nil) }
-        #expect(t.stepped() == .missed && t.missed == 1 && t.state == .unhomed)
+        for i in 0..<83 { #expect(t.stepped(at: Int64(i)) == nil) }
+        // Overdue since the 83rd step (instant 82): missed once the reader is past it.
+        #expect(t.read(upTo: 81) == nil && t.state == .normal)
+        #expect(t.read(upTo: 82) == .missed && t.missed == 1 && t.state == .unhomed)
         t.startHoming()
         #expect(t.pulse() == .homed)
         for _ in 0..<40 { _ = t.stepped() }
         #expect(t.pulse() == .unexpected && t.unexpected == 1 && t.state == .faulty)
         t.startHoming()
         #expect(t.state == .faulty && t.stepped() == nil && t.pulse() == nil, "a faulty module is left still")
+    }
+
+    /// A pulse read late is placed by its instant: the steps after it are past the magnet.
+    @Test func aPulseReadLateCountsTheStepsTakenAfterIt() {
+        var t = HomeTracker(stepsPerRevolution: 80, flaps: 10, maxFailures: 2)
+        t.startHoming()
+        for i in 1...30 { _ = t.stepped(at: Int64(i)) }
+        #expect(t.pulse(at: 27) == .homed && t.count == 3)
+        for i in 31...112 { #expect(t.stepped(at: Int64(i)) == nil) }  // 85 steps since the magnet
+        #expect(t.pulse(at: 108) == nil && t.count == 4, "80 steps after the last pulse: on time")
+        #expect(t.read(upTo: 112) == nil && t.failures == 0)
     }
 
     @Test func noPulseInATurnAndAHalfMeansNoSensor() {
