@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import WSClient
@@ -89,7 +90,6 @@ public final class MessageAPIClient: Service, Sendable {
         logger.warning("message API: \(text)")
     }
 
-    /// One connection, from the upgrade to its end.
     /// Why a connection that ended without an error ended.
     static func describe(_ close: WebSocketCloseFrame?, maxFrameBytes: Int) -> String {
         switch close?.closeCode {
@@ -99,15 +99,64 @@ public final class MessageAPIClient: Service, Sendable {
         }
     }
 
+    /// One connection, from the upgrade to its end. The upgrade (TCP, TLS and the server's
+    /// 101) must be done within 3 pings' time: the connection runs on an event loop of its own,
+    /// shut down — which closes its socket — when the server is later than that, or when the
+    /// client is stopped before it.
     private func connect(authenticated: @escaping @Sendable () -> Void) async throws -> WebSocketCloseFrame? {
+        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let limit = 3 * config.pingSeconds
+        let upgrade = Upgrade()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(limit))
+            if upgrade.end(.late) { try? await loop.shutdownGracefully() }
+        }
+        defer { watchdog.cancel() }
+        do {
+            let close = try await withTaskCancellationHandler {
+                try await session(on: loop, authenticated: authenticated) { upgrade.end(.done) }
+            } onCancel: {
+                if upgrade.end(.stopped) { loop.shutdownGracefully { _ in } }
+            }
+            try? await loop.shutdownGracefully()
+            return close
+        } catch {
+            try? await loop.shutdownGracefully()
+            switch upgrade.state {
+            case .late: throw ClientError.refused("no answer to the WebSocket upgrade within \(String(format: "%g", limit)) s")
+            case .stopped: throw CancellationError()
+            case .waiting, .done: throw error
+            }
+        }
+    }
+
+    /// How an upgrade ended: the first to say wins.
+    private final class Upgrade: Sendable {
+        enum State { case waiting, done, late, stopped }
+        private let lock = Mutex(State.waiting)
+        var state: State { lock.withLock { $0 } }
+        /// Ends a waiting upgrade; whether it was waiting.
+        func end(_ how: State) -> Bool {
+            lock.withLock { s in
+                guard s == .waiting else { return false }
+                s = how
+                return true
+            }
+        }
+    }
+
+    /// A connection on `loop`: `upgraded` is told first, and says whether it is still wanted.
+    private func session(on loop: MultiThreadedEventLoopGroup, authenticated: @escaping @Sendable () -> Void,
+                         upgraded: @escaping @Sendable () -> Bool) async throws -> WebSocketCloseFrame? {
         let urls = config.endpoints
         var ws = WebSocketClientConfiguration(maxFrameSize: config.maxFrameBytes, closeTimeout: .seconds(5))
         ws.ignoreUncleanSSLShutdownErrors = true
         return try await WebSocketClient.connect(
             url: urls.webSocket, configuration: ws,
             tlsConfiguration: urls.webSocket.hasPrefix("wss:") ? .makeClientConfiguration() : nil,
-            logger: logger
+            eventLoopGroup: loop, logger: logger
         ) { inbound, outbound, _ in
+            guard upgraded() else { throw CancellationError() }
             try await outbound.write(.text(OutgoingFrame.authenticate(token: self.config.token)))
             var frames = inbound.makeAsyncIterator()
             // A server that upgrades and then says nothing is given 3 pings' time, then left.

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// flapd against a message API that misbehaves: every bad frame is logged with what was wrong
 /// and skipped, a 10 MB frame ends the connection (then reconnect), a silent server is taken
@@ -90,12 +93,40 @@ import Testing
         #expect(await board.waitForExit() == 0)
     }
 
-    /// `flapd run` subscribed to the scripted API on `port` (pinging every second), fast
+    /// A server that takes the connection and never answers the upgrade is left after 3 pings'
+    /// time, its socket closed (issue 18: the client waited for ever, one socket held).
+    @Test(.timeLimit(.minutes(3))) func aServerThatNeverAnswersTheUpgradeIsLeft() async throws {
+        let silent = try SilentListener()
+        defer { silent.stop() }
+        let (board, dir) = try Self.board(port: silent.port)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(await board.waitForLog("no answer to the WebSocket upgrade within 3 s"), "\(board.stderr)")
+        // The first connection was closed by flapd, which came back for another.
+        #expect(await board.waitUntil { _, _ in silent.counts.closed >= 1 && silent.counts.accepted >= 2 }, "\(silent.counts)")
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+    }
+
+    /// A stop while the upgrade waits ends it at once, not when its deadline comes (3 pings of
+    /// 30 s here): flapd closes the socket and exits 0 without calling the server late.
+    @Test(.timeLimit(.minutes(3))) func aStopDuringTheUpgradeEndsIt() async throws {
+        let silent = try SilentListener()
+        defer { silent.stop() }
+        let (board, dir) = try Self.board(port: silent.port, ping: 30)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(await board.waitUntil { _, e in e.contains("local API listening") && silent.counts.accepted == 1 })
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+        #expect(!board.stderr.contains("no answer to the WebSocket upgrade"), "\(board.stderr)")
+        #expect(await board.waitUntil { _, _ in silent.counts.closed == 1 }, "\(silent.counts)")
+    }
+
+    /// `flapd run` subscribed to the scripted API on `port` (pinging every `ping` seconds), fast
     /// flips, no sound, with `extra` config lines; its state folder.
-    static func board(port: Int, extra: String = "") throws -> (FlapdProcess, String) {
+    static func board(port: Int, ping: Int = 1, extra: String = "") throws -> (FlapdProcess, String) {
         let dir = try scratchDirectory("flap-bad")
         try """
-            message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: 1 }
+            message_api: { url: "http://127.0.0.1:\(port)", token: t0ken, ping_seconds: \(ping) }
             local_api: { port: 0 }
             sound: { enabled: false }
             timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }
@@ -103,4 +134,44 @@ import Testing
             """.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
         return (try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir]), dir)
     }
+}
+
+/// A loopback TCP listener that takes every connection, reads what comes and never answers:
+/// counts the connections and those their client closed.
+final class SilentListener: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    private let state = NSLock()
+    private var accepted = 0, closed = 0, stopped = false
+
+    var counts: (accepted: Int, closed: Int) { state.withLock { (accepted, closed) } }
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { a in
+            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in
+            while true {
+                let c = accept(fd, nil, nil)
+                guard c >= 0 else { return }
+                state.withLock { accepted += 1 }
+                Thread { [self] in
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    while recv(c, &buffer, buffer.count, 0) > 0 {}
+                    close(c)
+                    state.withLock { closed += 1 }
+                }.start()
+            }
+        }.start()
+    }
+
+    func stop() { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
 }
