@@ -51,6 +51,14 @@ public protocol ClackSink: AnyObject, Sendable {
 /// Called from the thread that gave the conductor a new target, right after planning: the
 /// plan's moves have their `start` counted from `transitionStart` (monotonic ns), its timing and
 /// drum are the board's at that moment; they replace whatever the sink held for that board.
+///
+/// One rule for every output, the conductor's own: a flip that has started by an instant
+/// finishes; one that has not is dropped. A new plan applies it at its `transitionStart` (its
+/// moves start when each module's flip in progress ends), a stop at `finish`'s instant — so
+/// every output stops at the flap the conductor, and so the saved state, says.
 public protocol MovePlanSink: AnyObject, Sendable {
     func planned(board: Int, plan: FlipPlan, transitionStart: Int64)
+    /// The board stops at `instant` (monotonic ns): each module finishes the flip it has
+    /// started by then and goes no further.
+    func finish(board: Int, at instant: Int64)
 }

@@ -199,6 +199,10 @@ public enum ConfigLoader {
         switch b.output {
         case .splitflap:
             b.drum = .splitflap52
+            if b.rows * b.cols > SplitflapProtocol.maxModules {
+                node.issues.add(node.sub("output"), node.value("output"),
+                                "a splitflap display takes at most \(SplitflapProtocol.maxModules) modules (its protocol's limit); this board has \(b.rows * b.cols) (\(b.rows) × \(b.cols))")
+            }
             b.serial = serial(node.child("serial"), defaultBaud: SplitflapProtocol.baud, defaultRetry: SplitflapProtocol.retryMilliseconds)
         case .flapbus:
             let serialNode = node.child("serial")

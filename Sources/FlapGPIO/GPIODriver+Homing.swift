@@ -89,6 +89,7 @@ extension GPIODriver {
     func startHoming(_ m: Int, now: Int64) {
         guard homes != nil, homes![m].state != .faulty else { return }
         homes![m].startHoming()
+        flips[m] = []
         let turn = geometry.stepsPerRevolution * 3 / 2 + 1
         pending[m] = (1...turn).reversed().map { now + Int64($0) * stepInterval }
         releases[m] = nil

@@ -45,6 +45,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     var sensorThread: Thread?
     /// Each module's flap once its planned move ends (where a homing turn takes it).
     var target: [Int]
+    /// Each module's planned flips not yet known to be over: when each starts, and the flap it
+    /// leaves (soonest first) — so that a new plan or a stop cuts the steps at a flip's edge.
+    var flips: [[(start: Int64, from: Int)]]
     /// The flip interval of the latest plan (homing turns step at its pace).
     var lastFlip: Int64 = 120_000_000
     /// Modules waiting for room in their power group to home, and the groups.
@@ -63,6 +66,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         engine = LineEngine(wiring: wiring, modules: rows * cols)
         pending = Array(repeating: [], count: rows * cols)
         target = Array(repeating: 0, count: rows * cols)
+        flips = Array(repeating: [], count: rows * cols)
         lastFlip = flip
     }
 
@@ -91,9 +95,10 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         t.start()
     }
 
-    /// Stops after the steps already planned (homing turns too) have gone out and the modules
-    /// are released — a flap is never left half-way — waiting at most `drainSeconds`.
-    public func stop(drainSeconds: Double = 30) {
+    /// Stops after the steps still planned (after `finish`: each module's flip in progress;
+    /// homing turns too) have gone out and the modules are released — a flap is never left
+    /// half-way — waiting at most `drainSeconds` (within the unit's `TimeoutStopSec=15`).
+    public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
         while thread?.isFinished == false || sensorThread?.isFinished == false { usleep(1000) }
@@ -104,6 +109,11 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         let flip = plan.timing.flip
         lock.lock()
         lastFlip = flip
+        // Every module: flips not started by now are replaced (the conductor's rule).
+        for module in pending.indices {
+            flips[module].removeAll { $0.start + flip <= transitionStart }
+            dropFlips(of: module, after: transitionStart)
+        }
         for m in plan.moves {
             let module = Int(m.row) * cols + Int(m.col)
             target[module] = Int(m.to)
@@ -112,10 +122,34 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             let start = transitionStart + m.start
             pending[module].removeAll { $0 >= start }
             pending[module] = geometry.stepInstants(of: m, flip: flip).reversed().map { transitionStart + $0 } + pending[module]
+            flips[module] += (0..<Int(m.flips)).map { k in
+                (transitionStart + m.flipStart(k, flip: flip), k == 0 ? Int(m.from) : m.position(afterFlip: k - 1, drumCount: geometry.flaps))
+            }
             releases[module] = transitionStart + m.end(flip: flip)
         }
         lock.broadcast()
         lock.unlock()
+    }
+
+    public func finish(board: Int, at instant: Int64) {
+        guard board == self.board else { return }
+        lock.lock()
+        homingQueue = []
+        for module in pending.indices { dropFlips(of: module, after: instant) }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Drops a module's flips that start after `instant`, with their steps: it then ends on the
+    /// flap the first of them would have left. Caller holds the lock.
+    private func dropFlips(of module: Int, after instant: Int64) {
+        guard let i = flips[module].firstIndex(where: { $0.start > instant }) else { return }
+        let cut = flips[module][i]
+        flips[module].removeSubrange(i...)
+        pending[module].removeAll { $0 >= cut.start }
+        target[module] = cut.from
+        // Released after the flip in progress, or at once when it had not begun.
+        if releases[module] != nil { releases[module] = pending[module].isEmpty ? instant : cut.start }
     }
 
     /// The next instant something is due, if any.

@@ -14,8 +14,8 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     private let lock = NSCondition()
     /// What each module shows now.
     private var images: [[UInt8]]
-    /// (instant, module, image), soonest last.
-    private var due: [(at: Int64, module: Int, image: [UInt8])] = []
+    /// (instant, module, image, the start of the flip it draws), soonest last.
+    private var due: [(at: Int64, module: Int, image: [UInt8], flipStart: Int64)] = []
     private var running = false
     private var thread: Thread?
     private var shownFrames = 0
@@ -51,8 +51,9 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
         t.start()
     }
 
-    /// Stops once the frames already planned have been shown (at most `drainSeconds`).
-    public func stop(drainSeconds: Double = 30) {
+    /// Stops once the frames still planned (after `finish`: each module's flip in progress)
+    /// have been shown, waiting at most `drainSeconds`.
+    public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
         while thread?.isFinished == false { usleep(1000) }
@@ -62,21 +63,29 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
         guard board == self.board else { return }
         let flip = plan.timing.flip, drum = plan.drum.glyphs
         lock.lock()
-        let moving = Set(plan.moves.map { Int($0.row) * cols + Int($0.col) })
-        due.removeAll { moving.contains($0.module) }
+        // Every module: flips not started by now are replaced (the conductor's rule).
+        due.removeAll { $0.flipStart > transitionStart }
         for m in plan.moves {
             let module = Int(m.row) * cols + Int(m.col)
             var shown = LEDFont.rows(drum[Int(m.from)])
             for k in 0..<Int(m.flips) {
                 let next = LEDFont.rows(drum[m.position(afterFlip: k, drumCount: drum.count)])
+                let start = transitionStart + m.flipStart(k, flip: flip)
                 for phase in 1...4 {
-                    due.append((transitionStart + m.flipStart(k, flip: flip) + Int64(phase) * flip / 4, module,
-                                LEDFold.frame(from: shown, to: next, phase: phase)))
+                    due.append((start + Int64(phase) * flip / 4, module, LEDFold.frame(from: shown, to: next, phase: phase), start))
                 }
                 shown = next
             }
         }
         due.sort { $0.at > $1.at }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    public func finish(board: Int, at instant: Int64) {
+        guard board == self.board else { return }
+        lock.lock()
+        due.removeAll { $0.flipStart > instant }
         lock.broadcast()
         lock.unlock()
     }

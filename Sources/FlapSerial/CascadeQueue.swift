@@ -1,18 +1,22 @@
 import FlapCore
 
 /// Each moving module's target flap at its cascade instant, for outputs that tell modules their
-/// flap when their turn comes: a new plan replaces what its modules still had queued.
+/// flap when their turn comes. A new plan, and a stop, drop every move not started by their
+/// instant, of every module (the conductor's rule: a module that had not started and stays
+/// where it is must not be sent the old target later).
 struct CascadeQueue {
     /// (instant, module, flap), soonest last.
     private(set) var due: [(at: Int64, module: Int, flap: UInt8)] = []
     let cols: Int
 
     mutating func replace(with plan: FlipPlan, transitionStart: Int64) {
-        let moving = Set(plan.moves.map { Int($0.row) * cols + Int($0.col) })
-        due.removeAll { moving.contains($0.module) }
+        drop(after: transitionStart)
         due += plan.moves.map { (transitionStart + $0.start, Int($0.row) * cols + Int($0.col), $0.to) }
         due.sort { $0.at > $1.at }
     }
+
+    /// Drops the moves that start after `instant`.
+    mutating func drop(after instant: Int64) { due.removeAll { $0.at > instant } }
 
     /// The soonest instant queued.
     var next: Int64? { due.last?.at }

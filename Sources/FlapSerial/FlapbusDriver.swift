@@ -1,14 +1,21 @@
 import FlapCore
+import Synchronization
 
 /// One board of flapbus modules: every module's move goes to its controller as soon as it is
 /// planned, with the instant its first flip starts on the host's time base (the controllers
 /// keep time, set by SYNC) and the plan's flip interval; an LED controller is sent, instead,
 /// the glyph of each flip at its 90° instant. Modules count row by row from `firstModule`.
+///
+/// A MOVE for a moving module replaces its target from the flap its flip in progress ends on
+/// (`hardware/flapbus.md`), which is the conductor's rule: so a new plan stops every module it
+/// does not move where its flip in progress ends, and `finish` stops them all so.
 public final class FlapbusDriver: MovePlanSink, Sendable {
     public let board: Int
     public let link: FlapbusLink
     private let cols: Int
     private let firstModule: Int
+    /// Each module's latest move, its absolute start and flip interval, until it is over.
+    private let moving = Mutex<[Int: (move: ModuleMove, start: Int64, flip: Int64, flaps: Int)]>([:])
 
     public init(board: Int, cols: Int, firstModule: Int = 0, link: FlapbusLink) {
         self.board = board
@@ -17,20 +24,50 @@ public final class FlapbusDriver: MovePlanSink, Sendable {
         self.link = link
     }
 
+    private func module(_ m: ModuleMove) -> Int { Int(m.row) * cols + Int(m.col) }
+    private func address(_ module: Int) -> UInt16 { UInt16(firstModule + module) }
+
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board, !plan.moves.isEmpty else { return }
         let flip = plan.timing.flip
-        func module(_ m: ModuleMove) -> UInt16 { UInt16(firstModule + Int(m.row) * cols + Int(m.col)) }
-        let moves = plan.moves.map { m in
-            Flapbus.Move(module: module(m), flap: m.to, startMicros: UInt64((transitionStart + m.start) / 1000),
+        let flaps = plan.drum.glyphs.count
+        let stops = moving.withLock { all in
+            let stops = self.stopMoves(of: &all, at: transitionStart, except: Set(plan.moves.map(module)))
+            for m in plan.moves { all[module(m)] = (m, transitionStart + m.start, flip, flaps) }
+            return stops
+        }
+        let moves = stops + plan.moves.map { m in
+            Flapbus.Move(module: address(module(m)), flap: m.to, startMicros: UInt64((transitionStart + m.start) / 1000),
                          flipMs: UInt16(flip / 1_000_000))
         }
         let shows = plan.moves.flatMap { m in
             (0..<Int(m.flips)).map { k in
-                Flapbus.Show(module: module(m), code: plan.drum.glyphs[m.position(afterFlip: k, drumCount: plan.drum.glyphs.count)].code,
+                Flapbus.Show(module: address(module(m)), code: plan.drum.glyphs[m.position(afterFlip: k, drumCount: flaps)].code,
                              atMicros: UInt64((transitionStart + m.clack(k, flip: flip)) / 1000))
             }
         }
         link.transition(moves: moves, shows: shows)
+    }
+
+    public func finish(board: Int, at instant: Int64) {
+        guard board == self.board else { return }
+        let stops = moving.withLock { self.stopMoves(of: &$0, at: instant, except: []) }
+        if !stops.isEmpty { link.transition(moves: stops, shows: []) }
+    }
+
+    /// For every module (but `except`) whose move has flips still to start after `instant`: a
+    /// MOVE to the flap its flip in progress ends on (or where it stands), starting at `instant`.
+    private func stopMoves(of all: inout [Int: (move: ModuleMove, start: Int64, flip: Int64, flaps: Int)], at instant: Int64,
+                              except: Set<Int>) -> [Flapbus.Move] {
+        var out: [Flapbus.Move] = []
+        for (module, m) in all.sorted(by: { $0.key < $1.key }) where !except.contains(module) {
+            let started = instant < m.start ? 0 : Int((instant - m.start) / m.flip) + 1
+            all[module] = nil
+            guard started < Int(m.move.flips) else { continue }
+            let flap = started == 0 ? Int(m.move.from) : m.move.position(afterFlip: started - 1, drumCount: m.flaps)
+            out.append(Flapbus.Move(module: address(module), flap: UInt8(flap), startMicros: UInt64(instant / 1000),
+                                    flipMs: UInt16(m.flip / 1_000_000)))
+        }
+        return out
     }
 }

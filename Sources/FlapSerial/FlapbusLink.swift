@@ -54,6 +54,9 @@ public final class FlapbusLink: @unchecked Sendable {
 
     public var counters: Counters { shared.withLock { $0.counters } }
 
+    /// The move each module was last told (what a resync sends again).
+    var lastMoves: [UInt16: Flapbus.Move] { shared.withLock { $0.lastMoves } }
+
     public func start() {
         let t = Thread { [self] in loop() }
         t.name = "flapbus"

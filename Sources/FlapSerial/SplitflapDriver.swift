@@ -50,6 +50,15 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Targets not yet sent of moves that start after `instant` are dropped; a module already
+    /// sent its target goes there (the display moves it itself).
+    public func finish(board: Int, at instant: Int64) {
+        guard board == self.board else { return }
+        lock.lock()
+        queue.drop(after: instant)
+        lock.unlock()
+    }
+
     private func loop() {
         lock.lock()
         defer { lock.unlock() }

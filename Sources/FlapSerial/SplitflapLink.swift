@@ -30,6 +30,10 @@ public final class SplitflapLink: @unchecked Sendable {
     private let retryNanos: Int64
     private let log: @Sendable (String) -> Void
     private let shared = Mutex(Shared())
+    /// The last nonce sent. It goes on across port opens, and starts at random: the firmware
+    /// acks and ignores a frame whose nonce is the last it handled, so a display that kept its
+    /// power through a reopen (or a restart of flapd) would silently keep its old state.
+    private let nonce = Mutex(UInt32.random(in: 1...UInt32.max))
     private let changed = NSCondition()
     private var thread: Thread?
 
@@ -103,7 +107,6 @@ public final class SplitflapLink: @unchecked Sendable {
 
     private func serve(_ transport: any SerialTransport) throws(SerialError) {
         var splitter = FrameSplitter()
-        var nonce: UInt32 = 0
         var inFlight: (nonce: UInt32, frame: [UInt8], targets: [SplitflapProtocol.ModuleTarget], sentAt: Int64)?
         // A frame in flight when the port fails goes again after the reopen (unless a newer wish waits).
         defer { if let f = inFlight { shared.withLock { s in if s.wanted == nil { s.wanted = f.targets } } } }
@@ -111,7 +114,7 @@ public final class SplitflapLink: @unchecked Sendable {
             try transport.write(SplitflapProtocol.enterProtobufMode)
             while running {
                 if inFlight == nil, let wanted = shared.withLock({ s in defer { s.wanted = nil }; return s.wanted }) {
-                    nonce &+= 1
+                    let nonce = self.nonce.withLock { n in n = n == .max ? 1 : n + 1; return n }
                     let frame = SplitflapProtocol.config(nonce: nonce, modules: wanted)
                     try transport.write(frame)
                     inFlight = (nonce, frame, wanted, MonotonicClock.now())

@@ -6,6 +6,8 @@ public enum SplitflapProtocol {
     public static let retryMilliseconds = 250
     /// One 0x00 switches a freshly booted display from its text mode to protobuf.
     public static let enterProtobufMode: [UInt8] = [0]
+    /// The most modules a display takes: the firmware decodes a config of at most 255.
+    public static let maxModules = 255
 
     /// What the host wants of one module.
     public struct ModuleTarget: Equatable, Sendable {

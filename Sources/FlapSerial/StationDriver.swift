@@ -76,6 +76,15 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Targets not yet sent of moves that start after `instant` are dropped; a module already
+    /// sent its target goes there (the display moves it itself).
+    public func finish(board: Int, at instant: Int64) {
+        guard board == self.board else { return }
+        lock.lock()
+        queue.drop(after: instant)
+        lock.unlock()
+    }
+
     /// Sends every module's flap, then each group of modules as it falls due, until the port fails.
     private func serve(_ port: any SerialTransport, reopened: Bool) throws(SerialError) {
         lock.lock()

@@ -103,12 +103,16 @@ public final class Conductor: Sendable {
         return warnings.withLock { $0 }
     }
 
-    /// Lets every flip in progress finish and drops the rest, so that no flap is left half-way;
-    /// returns how many flips were in progress. Boards whose last flip ends settle as usual.
+    /// Lets every flip in progress finish and drops the rest — in its own queue and, at the same
+    /// instant, in every plan sink (the hardware outputs) — so that no flap is left half-way and
+    /// every output stops where the saved state says; returns how many flips were in progress. Boards whose last flip ends settle as usual.
     @discardableResult
     public func finishFlipsInProgress() -> Int {
         let now = MonotonicClock.now()
-        return state.withLock { s in (0..<s.tracks.count).reduce(0) { $0 + s.hold(board: $1, at: now) } }
+        let (boards, kept) = state.withLock { s in (s.tracks.count, (0..<s.tracks.count).reduce(0) { $0 + s.hold(board: $1, at: now) }) }
+        // Every output stops by the same rule at the same instant.
+        for b in 0..<boards { for sink in planSinks { sink.finish(board: b, at: now) } }
+        return kept
     }
 
     /// Stops the thread after the flips already due; pending flips are dropped.

@@ -111,6 +111,17 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
         #expect(found.count == expected.count, "\(found)")
     }
 
+    /// Issue 12: a board its protocol cannot carry is refused, the limit named (a 264-module
+    /// splitflap board was accepted, and every frame failed to decode on the display).
+    @Test func aSplitflapBoardPastTheProtocolsLimitIsRefused() {
+        let found = issues("""
+            boards:
+              - { id: big, rows: 12, cols: 22, output: splitflap, serial: { port: /dev/ttyACM0 } }
+              - { id: ok, rows: 15, cols: 17, output: splitflap, serial: { port: /dev/ttyACM1 } }
+            """)
+        #expect(found == ["boards[0].output: a splitflap display takes at most 255 modules (its protocol's limit); this board has 264 (12 × 22) (line 2)"], "\(found)")
+    }
+
     @Test func stationModulesTakeTheirBusDefaultsAndAddresses() throws {
         let c = try ConfigLoader.parse("""
             boards:

@@ -53,4 +53,58 @@ import Testing
         #expect(soon { driver.idle })
         #expect(driver.stats.steps == 6 && sink.recorded.last == [false, false, false, false], "released at the end")
     }
+
+    /// Issue 12, one stop: SIGTERM's `finishFlipsInProgress` mid-transition — the conductor
+    /// (what the saved state records) and the lines stop every module at the same flap. Before,
+    /// the driver stepped its whole plan while the conductor stopped after the flip in progress.
+    @Test func aStopLeavesEveryModuleWhereTheConductorSays() throws {
+        let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2, 3], pulseNanos: 100_000)))
+        let geometry = StepGeometry(stepsPerRevolution: 160, flaps: 40)  // 4 steps a flip
+        let timing = FlipTiming(flipMs: 100, columnStaggerMs: 150, rowStaggerMs: 0)
+        let sink = RecordingOutputs()
+        let driver = GPIODriver(board: 0, rows: 1, cols: 3, wiring: wiring, geometry: geometry, flip: timing.flip, outputs: sink)
+        let conductor = Conductor(boards: [.init(rows: 1, cols: 3, drum: .standard, timing: timing, motion: .forward)],
+                                  drivers: [], planSinks: [driver])
+        driver.start()
+        _ = conductor.start()
+        conductor.play(board: 0, target: [39, 39, 39])
+        #expect(soon { driver.stats.steps >= 12 })
+        #expect(conductor.finishFlipsInProgress() > 0)
+        #expect(soon { driver.idle && !conductor.isMoving(board: 0) })
+        conductor.stop()
+        driver.stop()
+        let positions = conductor.frame(board: 0).glyphs.map { Drum.standard.index(of: $0)! }
+        #expect(positions.contains { $0 < 39 }, "the stop came mid-transition: \(positions)")
+        let w = [[false, false, false]] + sink.recorded  // the lines start low
+        for m in 0..<3 {
+            let rises = w.indices.filter { $0 > 0 && w[$0][m] && !w[$0 - 1][m] }.count
+            #expect(rises == geometry.boundary(positions[m]), "module \(m): \(rises) steps, the conductor says flap \(positions[m])")
+        }
+    }
+
+    /// A new plan replaces every module's flips not yet started, also of a module it does not
+    /// move (it had not started and stays where it is), as the conductor does.
+    @Test func aNewPlanDropsTheUnstartedFlipsOfModulesItDoesNotMove() throws {
+        let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 100_000)))
+        let geometry = StepGeometry(stepsPerRevolution: 80, flaps: 40)  // 2 steps a flip
+        let sink = RecordingOutputs()
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: wiring, geometry: geometry, outputs: sink)
+        driver.start()
+        defer { driver.stop() }
+        let timing = FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0)
+        let t0 = MonotonicClock.now() + 1_000_000_000
+        // Both modules to flap 5, module 1 a minute late; then, before module 1 starts, a plan
+        // that moves module 0 on and leaves module 1 where it is (at 0).
+        driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
+            ModuleMove(row: 0, col: 0, from: 0, to: 5, flips: 5, direction: 1, start: 0),
+            ModuleMove(row: 0, col: 1, from: 0, to: 5, flips: 5, direction: 1, start: 60_000_000_000),
+        ]), transitionStart: t0)
+        driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
+            ModuleMove(row: 0, col: 0, from: 0, to: 3, flips: 3, direction: 1, start: 1),
+        ]), transitionStart: t0 - 1)
+        #expect(soon { driver.idle })
+        let w = [[false, false]] + sink.recorded
+        func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
+        #expect(rises(0) == 6 && rises(1) == 0)
+    }
 }

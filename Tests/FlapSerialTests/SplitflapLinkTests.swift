@@ -65,7 +65,25 @@ import Testing
         // The second port takes over: it is sent the whole state without a new wish.
         while second.received.withLock({ $0.isEmpty }) { usleep(1000) }
         #expect(second.received.withLock { $0.first?.flaps } == [4, 5])
+        // Issue 12: the nonce goes on across the reopen. The firmware ignores a frame whose
+        // nonce is the last it handled, so a display that kept its power would keep its state.
+        let last = first.received.withLock { $0.last?.nonce }, resync = second.received.withLock { $0.first?.nonce }
+        #expect(last != nil && resync != last, "\(String(describing: last)) then \(String(describing: resync))")
         let c = link.counters
         #expect(c.disconnects == 1 && c.resyncs == 1, "\(c)")
+    }
+
+    /// A restarted flapd does not begin where the last one did (at 1): nonces start at random.
+    @Test func eachLinkStartsItsNoncesAtRandom() throws {
+        let a = try ScriptedDisplay([.ack]), b = try ScriptedDisplay([.ack])
+        for display in [a, b] {
+            let link = SplitflapLink(transport: display.host!, retryMs: 30)
+            link.start()
+            link.set(targets([1]))
+            #expect(link.waitUntilAcknowledged(targets([1])))
+            link.stop()
+        }
+        let first = a.received.withLock { $0.first?.nonce }, second = b.received.withLock { $0.first?.nonce }
+        #expect(first != nil && first != second)
     }
 }
