@@ -50,10 +50,11 @@ static inline int flap_gpio_chip_lines(const char *path) {
     return n;
 }
 
-/// Requests `count` (≤ 64) lines of the chip at `path`: outputs starting low, or inputs with
+/// Requests `count` (≤ 64) lines of the chip at `path`: outputs at `initial` (0 or 1 each; NULL:
+/// all low) from the moment the kernel grants them — never another level first — or inputs with
 /// `bias` and both edges watched. NULL with errno on failure (EBUSY: a line is taken).
 static inline flap_gpio_request *flap_gpio_request_lines(const char *path, const unsigned *offsets, unsigned count,
-                                                         int output, int bias, const char *consumer) {
+                                                         int output, const int *initial, int bias, const char *consumer) {
     if (count == 0 || count > 64) { errno = EINVAL; return NULL; }
     flap_gpio_request *r = calloc(1, sizeof *r);
     if (!r) return NULL;
@@ -63,8 +64,9 @@ static inline flap_gpio_request *flap_gpio_request_lines(const char *path, const
 #ifdef FLAP_GPIOD_V1
     if (gpiod_chip_get_lines(r->chip, (unsigned *)offsets, count, &r->bulk) < 0) goto fail;
     int flags = bias == 1 ? GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP : bias == 2 ? GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN : 0;
-    int zeros[64] = {0};
-    int rc = output ? gpiod_line_request_bulk_output_flags(&r->bulk, consumer, 0, zeros)
+    int levels[64] = {0};
+    for (unsigned i = 0; initial && i < count; i++) levels[i] = initial[i] != 0;
+    int rc = output ? gpiod_line_request_bulk_output_flags(&r->bulk, consumer, 0, levels)
                     : gpiod_line_request_bulk_both_edges_events_flags(&r->bulk, consumer, flags);
     if (rc < 0) goto fail;
     return r;
@@ -85,6 +87,11 @@ static inline flap_gpio_request *flap_gpio_request_lines(const char *path, const
         }
         gpiod_request_config_set_consumer(rc, consumer);
         ok = gpiod_line_config_add_line_settings(lc, offsets, count, s) == 0;
+        if (ok && output) {
+            enum gpiod_line_value levels[64];
+            for (unsigned i = 0; i < count; i++) levels[i] = initial && initial[i] ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE;
+            ok = gpiod_line_config_set_output_values(lc, levels, count) == 0;
+        }
         if (ok) r->request = gpiod_chip_request_lines(r->chip, rc, lc);
         ok = ok && r->request;
     }

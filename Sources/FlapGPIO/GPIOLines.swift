@@ -23,14 +23,14 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
     private var values: [Int32]
 
     /// Requests `lines` of `chip` (a path such as /dev/gpiochip0, or its name gpiochip0) as
-    /// outputs set to `initial`. Fails naming the chip, the line and the fix.
+    /// outputs at `initial` from the moment they are granted (no other level first). Fails
+    /// naming the chip, the line and the fix.
     public init(chip: String, lines: [Int], initial: [Bool], consumer: String = "flapd") throws(GPIOError) {
-        request = try Self.request(chip, lines: lines, output: true, bias: 0, consumer: consumer,
+        request = try Self.request(chip, lines: lines, output: true, initial: initial, bias: 0, consumer: consumer,
                                    missing: "(check the line numbers in the board's gpio block)")
         self.chip = chip
         self.lines = lines
         values = initial.map { $0 ? 1 : 0 }
-        try write(initial)
     }
 
     public func write(_ levels: [Bool]) throws(GPIOError) {
@@ -49,7 +49,7 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
 
     /// Requests lines of a chip (outputs starting low, or inputs with `bias` and both edges),
     /// with an error that names the chip, the line and the fix when it cannot.
-    static func request(_ chip: String, lines: [Int], output: Bool, bias: Int32, consumer: String,
+    static func request(_ chip: String, lines: [Int], output: Bool, initial: [Bool] = [], bias: Int32, consumer: String,
                         missing: String) throws(GPIOError) -> UnsafeMutablePointer<flap_gpio_request> {
         let path = path(chip)
         let count = flap_gpio_chip_lines(path)
@@ -57,7 +57,8 @@ public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
         if let bad = lines.first(where: { $0 < 0 || $0 >= Int(count) }) {
             throw GPIOError("\(chip) has lines 0–\(count - 1); line \(bad) does not exist \(missing)")
         }
-        guard let r = flap_gpio_request_lines(path, lines.map { UInt32($0) }, UInt32(lines.count), output ? 1 : 0, bias, consumer) else {
+        let levels = lines.indices.map { Int32(initial.indices.contains($0) && initial[$0] ? 1 : 0) }
+        guard let r = flap_gpio_request_lines(path, lines.map { UInt32($0) }, UInt32(lines.count), output ? 1 : 0, levels, bias, consumer) else {
             throw lineError(chip, lines: lines, errno)
         }
         return r

@@ -225,16 +225,18 @@ import Testing
 
     /// STEP lines 0 and 1, DIR 2, ENABLE 3 (active low): one rising edge a step, the cascade's
     /// first mover first, DIR forward and the drivers enabled whenever a STEP line is high, and
-    /// ENABLE going unrequested → disabled → enabled → disabled.
+    /// ENABLE disabled from the line request on (issue 12: the request drove every line low —
+    /// drivers enabled, DIR reversed — until flapd wrote the idle levels) → enabled → disabled.
     func checkStepDir(_ states: [[Bool]], steps: [Int], firstMover: Int) {
         let rises = (0..<2).map { line in states.indices.filter { $0 > 0 && states[$0][line] && !states[$0 - 1][line] } }
         #expect(rises.map(\.count) == steps, "step pulses per module: \(states)")
         // Never after the other (a late write may carry both modules' first steps at once).
         #expect(rises[firstMover].first! <= rises[1 - firstMover].first!, "the cascade's first module steps first")
         #expect(states.filter { $0[0] || $0[1] }.allSatisfy { $0[2] && !$0[3] }, "DIR high and ENABLE low while stepping")
+        #expect(states.first == [false, false, true, true], "the request's own levels: \(states.prefix(2))")
         var enable: [Bool] = []
         for s in states where enable.last != s[3] { enable.append(s[3]) }
-        #expect(Array(enable.prefix(4)) == [false, true, false, true], "ENABLE: \(enable)")
+        #expect(enable == [true, false, true], "ENABLE: \(enable)")
         let lastFall = states.lastIndex { $0[0] || $0[1] }.map { $0 + 1 } ?? 0
         #expect(states[lastFall...].contains { $0[3] }, "drivers disabled after the last step")
     }

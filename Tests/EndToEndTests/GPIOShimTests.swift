@@ -8,7 +8,7 @@ import Testing
 /// with pull-up bias and their edges. Both must see exactly the same.
 @Suite struct GPIOShimTests {
     static let expected = [
-        "lines 8", "missing-chip 2", "outputs-start 000", "outputs-a 101", "outputs-b 011", "busy 16",
+        "lines 8", "missing-chip 2", "outputs-start 110", "outputs-a 101", "outputs-b 011", "busy 16",
         "inputs-start 11", "no-edge 0", "edge-1 1 line 0 rising 0 stamped 1", "edge-2 1 line 0 rising 1",
         "edge-3 1 line 1 rising 0", "inputs-end 10", "done",
     ]

@@ -32,7 +32,10 @@ int main(int argc, char **argv) {
     printf("CHECK missing-chip %d\n", flap_gpio_chip_lines("/dev/gpiochip99") < 0 ? errno : 0);
 
     unsigned out_lines[3] = {0, 1, 2};
-    flap_gpio_request *out = flap_gpio_request_lines(chip, out_lines, 3, 1, 0, "shim-check");
+    // Outputs come up at the levels asked for (an ENABLE active low, a DIR forward high): the
+    // request itself sets them, before anyone could write.
+    int idle[3] = {1, 1, 0};
+    flap_gpio_request *out = flap_gpio_request_lines(chip, out_lines, 3, 1, idle, 0, "shim-check");
     if (!out) { printf("CHECK outputs failed %d\n", errno); return 1; }
     printf("CHECK outputs-start %d%d%d\n", sim_value(sim, 0), sim_value(sim, 1), sim_value(sim, 2));
     int a[3] = {1, 0, 1}, b[3] = {0, 1, 1};
@@ -41,14 +44,14 @@ int main(int argc, char **argv) {
     flap_gpio_set(out, b);
     printf("CHECK outputs-b %d%d%d\n", sim_value(sim, 0), sim_value(sim, 1), sim_value(sim, 2));
     errno = 0;
-    flap_gpio_request *again = flap_gpio_request_lines(chip, out_lines, 1, 1, 0, "shim-check");
+    flap_gpio_request *again = flap_gpio_request_lines(chip, out_lines, 1, 1, NULL, 0, "shim-check");
     printf("CHECK busy %d\n", again ? 0 : errno);
     flap_gpio_release(out);
 
     // Hall-effect home sensors: active low, requested with pull-up bias (which gpio-sim applies
     // to the simulated line); the magnet pulling a line down is a falling edge.
     unsigned in_lines[2] = {4, 5};
-    flap_gpio_request *in = flap_gpio_request_lines(chip, in_lines, 2, 0, 1, "shim-check");
+    flap_gpio_request *in = flap_gpio_request_lines(chip, in_lines, 2, 0, NULL, 1, "shim-check");
     if (!in) { printf("CHECK inputs failed %d\n", errno); return 1; }
     int v[2] = {-1, -1};
     flap_gpio_get(in, v);
