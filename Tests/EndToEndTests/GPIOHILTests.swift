@@ -188,6 +188,81 @@ import Testing
         #expect(console.contains { $0.contains("board 'sim': gpiochip0 has lines 0–15; line 99 does not exist") }, "\(qemu.stdout)")
     }
 
+    /// Issue 12 (6a): SIGTERM mid-transition on a STEP/DIR board. What flapd saves
+    /// (`boards.json`) must be where the STEP pulses the kernel recorded took each drum — before,
+    /// the lines went on for hundreds of pulses after the saved state was written. Then a
+    /// restart and a new message: every drum's total pulses land it exactly on the new flap.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func aStopMidTransitionLeavesEveryDrumWhereTheSavedStateSays() async throws {
+        let dir = try scratchDirectory("flap-gpio-stop")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
+        // 3 modules, 80 steps on 40 flaps (2 a flip), 100 ms flips, a long cascade.
+        try """
+            local_api: { port: 7000 }
+            sound: { enabled: false }
+            boards:
+              - id: sim
+                rows: 1
+                cols: 3
+                output: gpio
+                timing: { flip_ms: 100, column_stagger_ms: 300 }
+                gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: 80, pulse_us: 5000 }
+            """.write(toFile: dir + "/stop.yaml", atomically: true, encoding: .utf8)
+        let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
+            echo 1 > $T/events/gpio/gpio_value/enable
+            ip link set lo up
+            mkdir -p /tmp/s
+            echo > $T/trace
+            /flapd run --config /stop.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run1.log 2>&1 &
+            f=$!
+            until grep -q "local API listening" /tmp/run1.log; do :; done
+            /flapd send --url http://127.0.0.1:7000 "ZZZ"
+            # Mid-transition: once module 1 has begun to step.
+            until grep -q "gpio_value: $((base + 1)) set 1" $T/trace; do :; done
+            kill -TERM $f; wait $f
+            echo "FLAPD-EXIT stop $?"
+            echo "SAVED $(tr -d '\n ' < /tmp/s/boards.json)"
+            /flapd run --config /stop.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run2.log 2>&1 &
+            f=$!
+            until grep -q "local API listening" /tmp/run2.log; do :; done
+            /flapd send --url http://127.0.0.1:7000 "BCD"
+            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false'; do :; done
+            kill -TERM $f; wait $f
+            echo "FLAPD-EXIT again $?"
+            echo "SAVED-AGAIN $(tr -d '\n ' < /tmp/s/boards.json)"
+            echo "RECORD-BEGIN base $base"; grep gpio_value $T/trace; echo "RECORD-END"
+            cat /tmp/run1.log
+            """, files: [FlapdProcess.executable, dir + "/stop.yaml"] + modules)
+        let qemu = try guest.boot()
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        #expect(console.contains("FLAPD-EXIT stop 0") && console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
+        func saved(_ prefix: String) -> [Int]? {
+            guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
+                  let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
+                  let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
+            return board["positions"] as? [Int]
+        }
+        let stopped = try #require(saved("SAVED"), "\(qemu.stdout)")
+        let final = try #require(saved("SAVED-AGAIN"), "\(qemu.stdout)")
+        guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN base ") }), let end = console.firstIndex(of: "RECORD-END") else {
+            Issue.record("no recording: \(qemu.stdout)"); return
+        }
+        let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
+        let states = [[false, false, false, true, true]] + Self.writes(console[(begin + 1)..<end], base: base, lines: [0, 1, 2, 3, 4])
+        // Where each run's pulses end: the second run's first write enables the drivers again.
+        let restart = states.indices.dropFirst().first { i in !states[i][4] && states[i - 1][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } }
+        let firstRun = Array(states[..<(restart ?? states.count)])
+        func rises(_ s: [[Bool]], _ m: Int) -> Int { s.indices.filter { $0 > 0 && s[$0][m] && !s[$0 - 1][m] }.count }
+        #expect(stopped.contains { $0 < 26 }, "the stop came mid-transition: \(stopped)")
+        for m in 0..<3 {
+            // 2 steps a flap on this drum: flap k is 2k steps from blank.
+            #expect(rises(firstRun, m) == 2 * stopped[m], "module \(m): \(rises(firstRun, m)) pulses, saved at flap \(stopped[m])")
+            #expect(rises(states, m) % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(rises(states, m)) pulses in all, saved \(final[m])")
+        }
+    }
+
     /// A 16-line gpio-sim chip (`$chip`, `$sim`), tracefs mounted: `$base` is the chip's first
     /// GPIO number in trace events, `$T` tracefs.
     static let setup = QEMUGuest.gpioSim(lines: 16) + """
