@@ -66,18 +66,19 @@ public struct Daemon: Sendable {
                         accepted: { keeper?.changed() })
         if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal) }
         let rt = config.realtime
-        for warning in wall.conductor.start(realtime: .init(
+        // One real-time class: the conductor and every output's timing thread.
+        let threads = TimingThreads(realtime: .init(
             priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
-            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros)),
-            heartbeat: systemd.flatMap { notifier in
-                notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
-            }) {
-            logger.warning("\(warning)")
+            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros))) { [logger] in
+            logger.warning("\($0)")
         }
+        wall.conductor.start(threads: threads, heartbeat: systemd.flatMap { notifier in
+            notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
+        })
         keeper?.start(wall)
-        serial.start { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }
+        serial.start(positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }, threads: threads)
         gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
-                   shown: { wall.conductor.frame(board: $0).glyphs })
+                   shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads)
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
             wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapGPIO
+import FlapTiming
 import Logging
 
 /// The boards whose modules hang off the Pi's GPIO lines: each board's lines (and home sensors)
@@ -75,10 +76,10 @@ public struct GPIOBoards: Sendable {
 
     /// Starts every board with the flaps its modules should show (LED boards show the glyphs
     /// `shown` gives); boards that home at start do.
-    func start(targets: (Int) -> [UInt8]?, shown: (Int) -> [Glyph]) {
-        for d in leds { d.driver.start(glyphs: shown(d.board)) }
+    func start(targets: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads) {
+        for d in leds { d.driver.start(glyphs: shown(d.board), threads: threads) }
         for d in drivers {
-            d.driver.start(targets: targets(d.board))
+            d.driver.start(targets: targets(d.board), threads: threads)
             if d.config.home?.atStart == true { d.driver.homeAll() }
         }
     }

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapSerial
+import FlapTiming
 import Logging
 
 /// The boards whose modules hang off a serial bus: an open splitflap display, flapbus
@@ -44,10 +45,10 @@ public struct SerialOutputs: Sendable {
     var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
 
     /// Starts every link; a splitflap display is first sent where its modules are (`positions`).
-    func start(positions: (Int) -> [UInt8]?) {
-        for d in splitflaps { d.start(positions: positions(d.board)) }
+    func start(positions: (Int) -> [UInt8]?, threads: TimingThreads) {
+        for d in splitflaps { d.start(positions: positions(d.board), threads: threads) }
         for d in flapbuses { d.link.start() }
-        for d in stations { d.start(positions: positions(d.board)) }
+        for d in stations { d.start(positions: positions(d.board), threads: threads) }
     }
 
     func stop() {

@@ -122,9 +122,9 @@ extension GPIODriver {
     /// The sensors' thread: every active edge goes to its module's tracker, placed by its own
     /// instant; after each read, every edge up to that edge (or up to when the read began, when
     /// none came) has been read, so an overdue pulse is missed.
-    func startSensing() {
+    func startSensing(_ threads: TimingThreads) {
         guard let sensors else { return }
-        let t = Thread { [self] in
+        sensorThread = threads.start("gpio-home") { [self] _ in
             while true {
                 lock.lock()
                 let go = running
@@ -151,8 +151,5 @@ extension GPIODriver {
                 lock.unlock()
             }
         }
-        t.name = "gpio-home"
-        sensorThread = t
-        t.start()
     }
 }

@@ -81,18 +81,15 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private var writing = false
 
     /// Starts with the modules meant to show `targets` (drum indices, row by row: the board's
-    /// target, restored or already set) — where a homing turn takes them.
-    public func start(targets: [UInt8]? = nil) {
+    /// target, restored or already set) — where a homing turn takes them. The step thread
+    /// (`flapd-gpio`) and the sensors' (`flapd-gpio-home`) start as `threads` start them.
+    public func start(targets: [UInt8]? = nil, threads: TimingThreads = .plain) {
         lock.lock()
         running = true
         if let targets, targets.count == target.count { target = targets.map(Int.init) }
         lock.unlock()
-        startSensing()
-        let t = Thread { [self] in loop() }
-        t.name = "gpio-steps"
-        t.qualityOfService = .userInteractive
-        thread = t
-        t.start()
+        startSensing(threads)
+        thread = threads.start("gpio") { [self] _ in loop() }
     }
 
     /// Stops after the steps still planned (after `finish`: each module's flip in progress;

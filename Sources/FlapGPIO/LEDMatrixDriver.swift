@@ -37,18 +37,16 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     /// The thread is writing a frame it took from the queue.
     private var writing = false
 
-    /// Sets the chain up and shows `glyphs` (row by row: the board as it stands).
-    public func start(glyphs: [Glyph]?) {
+    /// Sets the chain up and shows `glyphs` (row by row: the board as it stands); the frame
+    /// thread (`flapd-led`) starts as `threads` start it.
+    public func start(glyphs: [Glyph]?, threads: TimingThreads = .plain) {
         lock.lock()
         if let glyphs, glyphs.count == images.count { images = glyphs.map(LEDFont.rows) }
         running = true
         let first = chain.setup.flatMap { chain.all($0.register, $0.data) } + chain.show(images)
         lock.unlock()
         write(first)
-        let t = Thread { [self] in loop() }
-        t.name = "led-frames"
-        thread = t
-        t.start()
+        thread = threads.start("led") { [self] _ in loop() }
     }
 
     /// Stops once the frames still planned (after `finish`: each module's flip in progress)

@@ -59,7 +59,7 @@ public final class FlapbusLink: @unchecked Sendable {
 
     public func start() {
         let t = Thread { [self] in loop() }
-        t.name = "flapbus"
+        t.name = "flapd-flapbus"
         thread = t
         t.start()
     }

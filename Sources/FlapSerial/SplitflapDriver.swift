@@ -22,18 +22,16 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     }
 
     /// Starts with each module at `positions` (row-major drum indices, a restored state), which
-    /// the display is sent at once.
-    public func start(positions: [UInt8]?) {
+    /// the display is sent at once. The cascade's thread (`flapd-splitflap`) starts as
+    /// `threads` start it.
+    public func start(positions: [UInt8]?, threads: TimingThreads = .plain) {
         lock.lock()
         if let positions, positions.count == targets.count { targets = positions }
         let all = targets
         lock.unlock()
         link.set(all.map { SplitflapProtocol.ModuleTarget(flap: $0) })
         link.start()
-        let t = Thread { [self] in loop() }
-        t.name = "splitflap-cascade"
-        thread = t
-        t.start()
+        thread = threads.start("splitflap") { [self] _ in loop() }
     }
 
     public func stop() {

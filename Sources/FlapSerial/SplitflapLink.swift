@@ -47,7 +47,7 @@ public final class SplitflapLink: @unchecked Sendable {
 
     public func start() {
         let t = Thread { [self] in loop() }
-        t.name = "splitflap"
+        t.name = "flapd-sf-link"
         thread = t
         t.start()
     }

@@ -47,20 +47,18 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     public var counters: Counters { state.withLock { $0 } }
 
     /// Starts with the modules meant to show `positions` (row-major drum indices, a restored
-    /// state), which they are sent as soon as the port opens.
-    public func start(positions: [UInt8]?) {
+    /// state), which they are sent as soon as the port opens. The bus's thread (`flapd-krone`,
+    /// `flapd-omega`) starts as `threads` start it.
+    public func start(positions: [UInt8]?, threads: TimingThreads = .plain) {
         lock.lock()
         if let positions, positions.count == targets.count { targets = positions }
         lock.unlock()
         running.store(true, ordering: .relaxed)
-        let t = Thread { [self] in
+        thread = threads.start("\(bus)") { [self] _ in
             PortKeeper(name: "\(bus) bus", open: open, log: log, running: { self.running.load(ordering: .relaxed) }).run(serve: { (port, reopened) throws(SerialError) in try serve(port, reopened: reopened) },
                        connected: { c in state.withLock { $0.connected = c; if !c { $0.disconnects += 1 } } },
                        failed: {})
         }
-        t.name = "\(bus)-bus"
-        thread = t
-        t.start()
     }
 
     public func stop() {

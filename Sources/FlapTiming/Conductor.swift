@@ -19,7 +19,8 @@ public final class Conductor: Sendable {
         }
     }
 
-    /// Real-time options of the conductor's thread.
+    /// Real-time options of the wall: of every timing thread (`TimingThreads`), and the memory
+    /// lock and wake-latency request the conductor holds.
     public struct Realtime: Sendable {
         /// SCHED_FIFO priority 1…99, or nil to stay SCHED_OTHER.
         public var priority: Int32?
@@ -80,27 +81,34 @@ public final class Conductor: Sendable {
     /// Starts the real-time thread. Returns the warnings of real-time options that could not be
     /// applied (the conductor runs regardless).
     public func start(realtime: Realtime = Realtime(), heartbeat: Heartbeat? = nil) -> [String] {
-        let ready = DispatchSemaphore(value: 0)
         let warnings = Mutex<[String]>([])
-        let thread = Thread { [self] in
-            let granted = RealtimeSetup.apply(realtime)
-            warnings.withLock { $0 = granted.warnings }
-            lockedMemory.store(granted.lockedMemory, ordering: .releasing)
+        start(threads: TimingThreads(realtime: realtime) { w in warnings.withLock { $0.append(w) } }, heartbeat: heartbeat)
+        return warnings.withLock { $0 }
+    }
+
+    /// Starts the real-time thread (`flapd-conductor`) as `threads` start every timing thread,
+    /// and holds the memory lock and wake-latency request they ask for; refusals are reported
+    /// through `threads` before this returns.
+    public func start(threads: TimingThreads, heartbeat: Heartbeat? = nil) {
+        let ready = DispatchSemaphore(value: 0)
+        let realtime = threads.realtime
+        threads.start("conductor", stackSize: 1 << 20) { [self] granted in
+            if realtime.lockMemory {
+                if let refused = RealtimeSetup.lockMemory() { threads.report([refused]) } else {
+                    lockedMemory.store(true, ordering: .releasing)
+                }
+            }
             if let micros = realtime.wakeLatencyMicros {
                 switch RealtimeSetup.requestWakeLatency(micros) {
                 case .success(let fd): wakeLatencyRequest.store(fd, ordering: .releasing)
-                case .failure(let w): warnings.withLock { $0.append(w.message) }
+                case .failure(let w): threads.report([w.message])
                 }
             }
             ready.signal()
             run(heartbeat, sleeper: DeadlineSleeper(maxLead: granted.fifo ? Int64(realtime.spinMicros) * 1000 : 0))
             exited.signal()
         }
-        thread.name = "conductor"
-        thread.stackSize = 1 << 20
-        thread.start()
         ready.wait()
-        return warnings.withLock { $0 }
     }
 
     /// Lets every flip in progress finish and drops the rest — in its own queue and, at the same

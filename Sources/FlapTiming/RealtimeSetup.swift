@@ -3,39 +3,43 @@ import Glibc
 #endif
 import CRealtime
 
-/// Applies the conductor's real-time options to the calling thread.
+/// Applies the wall's real-time options: to the calling thread (`TimingThreads`), and the
+/// memory lock and wake-latency request the conductor holds for the process.
 enum RealtimeSetup {
-    /// What `apply` got: whether the thread runs SCHED_FIFO and memory is locked, and a warning
-    /// for each option refused.
+    /// What `apply` got: whether the thread runs SCHED_FIFO, and a warning for a refusal.
     struct Granted {
         var fifo = false
-        var lockedMemory = false
         var warnings: [String] = []
     }
 
-    static func apply(_ options: Conductor.Realtime) -> Granted {
+    /// Asks for no timer slack and, with a priority, SCHED_FIFO for the calling thread.
+    static func apply(priority: Int32?) -> Granted {
         var granted = Granted()
         #if canImport(Glibc)
-        // The kernel may defer a sleeper's wake-up by its timer slack (50 µs by default): the
-        // conductor asks for none.
+        // The kernel may defer a sleeper's wake-up by its timer slack (50 µs by default): a
+        // timing thread asks for none.
         _ = flap_set_timer_slack(1)
-        if let priority = options.priority {
+        if let priority {
             var param = sched_param()
             param.sched_priority = priority
             let rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
             if rc == 0 { granted.fifo = true } else {
                 granted.warnings.append("SCHED_FIFO priority \(priority) refused (\(String(cString: strerror(rc)))): "
-                    + "the conductor runs at normal priority; grant LimitRTPRIO or CAP_SYS_NICE")
-            }
-        }
-        if options.lockMemory {
-            if mlockall(MCL_CURRENT | MCL_FUTURE) == 0 { granted.lockedMemory = true } else {
-                granted.warnings.append("mlockall refused (\(String(cString: strerror(errno)))): memory stays pageable; "
-                    + "grant LimitMEMLOCK or CAP_IPC_LOCK")
+                    + "the timing threads run at normal priority; grant LimitRTPRIO or CAP_SYS_NICE")
             }
         }
         #endif
         return granted
+    }
+
+    /// Locks the process's memory (mlockall), or says why not.
+    static func lockMemory() -> String? {
+        #if canImport(Glibc)
+        guard mlockall(MCL_CURRENT | MCL_FUTURE) != 0 else { return nil }
+        return "mlockall refused (\(String(cString: strerror(errno)))): memory stays pageable; grant LimitMEMLOCK or CAP_IPC_LOCK"
+        #else
+        return "mlockall needs Linux"
+        #endif
     }
 
     struct Refusal: Error { var message: String }

@@ -1,0 +1,50 @@
+import CRealtime
+import Foundation
+import Synchronization
+
+/// The one way a thread that times output starts — the conductor, GPIO steps, LED frames,
+/// the serial cascades: named `flapd-<role>` (what `ps -L` and `top -H` show; Linux keeps 15
+/// characters), with the wall's real-time settings applied to it first (SCHED_FIFO at the
+/// configured priority, no timer slack). A setting the system refuses is warned about once,
+/// however many threads it was refused to.
+public final class TimingThreads: Sendable {
+    /// What a thread was granted.
+    public struct Grant: Sendable {
+        /// It runs SCHED_FIFO.
+        public var fifo: Bool
+    }
+
+    public let realtime: Conductor.Realtime
+    private let warn: @Sendable (String) -> Void
+    private let warned = Mutex<Set<String>>([])
+
+    public init(realtime: Conductor.Realtime = .init(), warn: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.realtime = realtime
+        self.warn = warn
+    }
+
+    /// Threads at normal priority, warnings dropped: for tests and tools.
+    public static var plain: TimingThreads { TimingThreads() }
+
+    /// Starts `body` on a new thread named `flapd-<role>`, once the settings are applied to it.
+    @discardableResult
+    public func start(_ role: String, stackSize: Int? = nil, _ body: @escaping @Sendable (Grant) -> Void) -> Thread {
+        let name = String("flapd-\(role)".prefix(15))
+        let t = Thread { [self] in
+            // Set from the thread itself: Linux names a new thread after the one that made it.
+            _ = flap_set_thread_name(name)
+            let setup = RealtimeSetup.apply(priority: realtime.priority)
+            report(setup.warnings)
+            body(Grant(fifo: setup.fifo))
+        }
+        t.name = name
+        if let stackSize { t.stackSize = stackSize }
+        t.start()
+        return t
+    }
+
+    /// Warns of each refusal the first time it is seen.
+    public func report(_ warnings: [String]) {
+        for w in warnings where warned.withLock({ $0.insert(w).inserted }) { warn(w) }
+    }
+}
