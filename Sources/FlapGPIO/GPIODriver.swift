@@ -35,6 +35,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private var enabled = false
     var running = false
     private var counters = Counters()
+    /// How late each step went out against its planned instant.
+    private var stepLate = LatenessHistogram()
     private var thread: Thread?
     /// Home sensors, when the board has them: one tracker a module, the sensors' lines, and
     /// each module's steps from its magnet to flap 0 (`flapd calibrate`).
@@ -71,6 +73,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     }
 
     public var stats: Counters { lock.lock(); defer { lock.unlock() }; return counters }
+    /// Every step's lateness against the plan (when the thread took it up to write it).
+    public var stepLateness: LatenessSummary { lock.lock(); defer { lock.unlock() }; return stepLate.summary }
 
     /// Whether every module has finished its steps and been released.
     public var idle: Bool {
@@ -104,6 +108,14 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
         let flip = plan.timing.flip
+        // Worked out before the lock is taken: the step thread never waits for the arithmetic.
+        let moves = plan.moves.map { m in
+            (module: Int(m.row) * cols + Int(m.col), move: m,
+             steps: geometry.stepInstants(of: m, flip: flip).reversed().map { transitionStart + $0 },
+             flips: (0..<Int(m.flips)).map { k in
+                 (start: transitionStart + m.flipStart(k, flip: flip), from: k == 0 ? Int(m.from) : m.position(afterFlip: k - 1, drumCount: geometry.flaps))
+             })
+        }
         lock.lock()
         lastFlip = flip
         // Every module: flips not started by now are replaced (the conductor's rule).
@@ -111,17 +123,14 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             flips[module].removeAll { $0.start + flip <= transitionStart }
             dropFlips(of: module, after: transitionStart)
         }
-        for m in plan.moves {
-            let module = Int(m.row) * cols + Int(m.col)
+        for (module, m, steps, moveFlips) in moves {
             target[module] = Int(m.to)
             // A homing turn ends on the newest target; a faulty module stays still.
             if let state = homes?[module].state, state == .homing || state == .faulty { continue }
             let start = transitionStart + m.start
             pending[module].removeAll { $0 >= start }
-            pending[module] = geometry.stepInstants(of: m, flip: flip).reversed().map { transitionStart + $0 } + pending[module]
-            flips[module] += (0..<Int(m.flips)).map { k in
-                (transitionStart + m.flipStart(k, flip: flip), k == 0 ? Int(m.from) : m.position(afterFlip: k - 1, drumCount: geometry.flaps))
-            }
+            pending[module] = steps + pending[module]
+            flips[module] += moveFlips
             releases[module] = transitionStart + m.end(flip: flip)
         }
         lock.broadcast()
@@ -197,6 +206,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             counters.steps += 1
             if let event = homes?[m].stepped(at: now) { handle(event, module: m, now: now) }
             counters.maxLateMicros = max(counters.maxLateMicros, (now - t) / 1000)
+            stepLate.record(now - t)
         }
         if !stepping.isEmpty {
             if !enabled { out += engine.enable(true, modules: Array(pending.indices)); enabled = true }

@@ -12,7 +12,7 @@ struct FlapBench: AsyncParsableCommand {
 
     @Option(help: "Nanoseconds of one libgpiod bulk write (from `flapgpio bench`), for the GPIO chain's step rate.")
     var gpioWriteNs: Double?
-    @Option(help: "Which figures: all, planner, conductor, sound, demo, service, messages, serial, gpio, abuse.")
+    @Option(help: "Which figures: all, planner, conductor, edges, sound, demo, service, messages, serial, gpio, abuse.")
     var only: String = "all"
     @Option(help: "Seconds of full-board animation for each scheduler.")
     var seconds: Double = 10
@@ -32,6 +32,7 @@ struct FlapBench: AsyncParsableCommand {
         if only == "all" || only == "serial" { SerialBench.run() }
         if only == "all" || only == "gpio" { GPIOBench.run(writeNanos: gpioWriteNs) }
         if only == "all" || only == "conductor" { await ConductorBench.run(seconds: seconds, loads: load) }
+        if only == "all" || only == "edges" { EdgesBench.run(seconds: seconds) }
         if only == "all" || only == "sound" { SoundBench.run(device: soundDevice) }
         if only == "all" || only == "service" { try await ServiceBench.run(flapd: flapd) }
         if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions, flapd: flapd) }
