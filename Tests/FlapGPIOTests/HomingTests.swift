@@ -125,11 +125,13 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 38)
         let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [0], maxFailures: 2))
+        driver.attach(.init(inputs: drum, offsets: [4], maxFailures: 2))
         driver.start(targets: [0])
         defer { driver.stop() }
         driver.homeAll()
-        #expect(soon { driver.idle } && drum.position == 40)
+        // On flap 0, 4 steps past the magnet (a turn later if the edge was read more than 4
+        // steps late on a loaded machine: the drum only turns forward).
+        #expect(soon { driver.idle } && drum.position % 40 == 4, "\(drum.position)")
         drum.breakSensor()
         driver.planned(board: 0, plan: plan(to: 2, from: 0, flips: 12), transitionStart: MonotonicClock.now())
         // Passing the magnet without a pulse: missed; the homing turn finds none: faulty.
@@ -146,13 +148,14 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
         let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [30, 25])
         let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [0, 0], powerGroups: [PowerGroup(rows: 0...0, cols: 0...1, maxMoving: 1)]))
+        driver.attach(.init(inputs: drum, offsets: [8, 8], powerGroups: [PowerGroup(rows: 0...0, cols: 0...1, maxMoving: 1)]))
         driver.start(targets: [1, 1])
         defer { driver.stop() }
         driver.homeAll()
         #expect(soon { driver.idle })
-        // Module 0: 10 steps to its magnet and 4 to flap 1; then module 1: 15 and 4. Never both.
-        #expect(drum.log == Array(repeating: 0, count: 14) + Array(repeating: 1, count: 19), "\(drum.log)")
-        #expect(drum.positions == [44, 44])
+        // Module 0: 10 steps to its magnet, 8 to flap 0 and 4 to flap 1; then module 1: 15,
+        // 8 and 4. Never both.
+        #expect(drum.log == Array(repeating: 0, count: 22) + Array(repeating: 1, count: 27), "\(drum.log)")
+        #expect(drum.positions == [52, 52])
     }
 }
