@@ -65,35 +65,35 @@ public struct DaemonStatus: Sendable {
         return report
     }
 
-    /// Module health: what a splitflap display or flapbus controllers report, and their link; else (virtual) all fine.
+    /// Module health: what GPIO home sensors, a splitflap display or flapbus controllers report
+    /// (states named one way, `ModuleCondition`), and their link; else (virtual) all fine.
     func modules(board: Int) -> [String: Any] {
         let b = wall.config.boards[board]
         var report: [String: Any] = ["ok": b.rows * b.cols, "faulty": 0]
         if let link = serial.report(board: board) { report["serial"] = link }
         if let lines = gpio.report(board: board) { report["gpio"] = lines }
-        if let d = serial.splitflaps.first(where: { $0.board == board }), !d.link.counters.modules.isEmpty {
-            let modules = d.link.counters.modules
-            let faulty = modules.filter { $0.state != .normal }.count
-            report["ok"] = modules.count - faulty
-            report["faulty"] = faulty
-            report["reported"] = modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] }
+        var reported: [(ModuleCondition, [String: Any])] = []
+        if let d = serial.splitflaps.first(where: { $0.board == board }) {
+            reported = d.link.counters.modules.map {
+                (ModuleCondition($0.state), ["flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome])
+            }
         }
         if let modules = gpio.health(board: board) {
-            let faulty = modules.filter { $0.state == .faulty }.count
-            report["ok"] = modules.count - faulty
-            report["faulty"] = faulty
-            report["reported"] = modules.map { ["state": $0.state.rawValue, "missed_home": $0.missed, "unexpected_home": $0.unexpected, "failures": $0.failures] }
-        }
-        if let d = serial.flapbuses.first(where: { $0.board == board }), !d.link.counters.reported.isEmpty {
-            let modules = d.link.counters.reported.prefix(b.rows * b.cols)
-            let states = ["normal", "homing", "sensor_error", "fault", "disabled"]
-            let faulty = modules.filter { $0.state >= 2 }.count
-            report["ok"] = modules.count - faulty
-            report["faulty"] = faulty
-            report["reported"] = modules.map {
-                ["state": states.indices.contains(Int($0.state)) ? states[Int($0.state)] : "state \($0.state)", "flap": $0.flap,
-                 "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome, "crc_errors": $0.crcErrors]
+            reported = modules.map {
+                (ModuleCondition($0.state), ["missed_home": $0.missed, "unexpected_home": $0.unexpected, "failures": $0.failures])
             }
+        }
+        if let d = serial.flapbuses.first(where: { $0.board == board }) {
+            reported = d.link.counters.reported.prefix(b.rows * b.cols).map {
+                (ModuleCondition(flapbus: $0.state), ["flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome,
+                                                      "crc_errors": $0.crcErrors])
+            }
+        }
+        if !reported.isEmpty {
+            let faulty = reported.filter { $0.0.isFaulty }.count
+            report["ok"] = reported.count - faulty
+            report["faulty"] = faulty
+            report["reported"] = reported.map { condition, fields in fields.merging(["state": condition.rawValue]) { a, _ in a } }
         }
         return report
     }

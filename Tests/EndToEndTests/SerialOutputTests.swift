@@ -159,7 +159,7 @@ extension FlapbusOutputTests {
             let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
             modules = (report?["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any]
         }
-        #expect((modules?["reported"] as? [[String: Any]])?.map { $0["state"] as? String } == ["normal", "normal", "fault"])
+        #expect((modules?["reported"] as? [[String: Any]])?.map { $0["state"] as? String } == ["normal", "normal", "faulty"])
         #expect((modules?["serial"] as? [String: Any])?["controller_kind"] as? String == "led")
         // A new flip interval by SIGHUP: the next SHOWs are 150 ms apart.
         try yaml(flip: 150).write(toFile: config, atomically: true, encoding: .utf8)
