@@ -62,7 +62,8 @@ public struct SerialOutputs: Sendable {
         if let d = splitflaps.first(where: { $0.board == board }) {
             let c = d.link.counters
             return ["protocol": "splitflap", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
-                    "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects, "resyncs": c.resyncs]
+                    "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects, "resyncs": c.resyncs,
+                    "disagreements": c.disagreements]
         }
         if let d = flapbuses.first(where: { $0.board == board }) {
             let c = d.link.counters

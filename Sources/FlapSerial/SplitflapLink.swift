@@ -18,10 +18,15 @@ public final class SplitflapLink: @unchecked Sendable {
         public var modules: [SplitflapProtocol.ModuleState] = []
         /// The targets the display last acknowledged.
         public var acknowledged: [SplitflapProtocol.ModuleTarget] = []
+        /// Times the display, still and normal, reported flaps other than those it acknowledged
+        /// (each time, the state is sent once more).
+        public var disagreements = 0
     }
 
     private struct Shared {
         var wanted: [SplitflapProtocol.ModuleTarget]?
+        /// The acknowledged state was sent again after a disagreement (once for each new state).
+        var resent = false
         var counters = Counters()
         var running = true
     }
@@ -105,6 +110,25 @@ public final class SplitflapLink: @unchecked Sendable {
             failed: { shared.withLock { $0.counters.disconnects += 1 } })
     }
 
+    /// What a still display reports against what it acknowledged: a module that is normal and
+    /// not moving, on another flap, is a disagreement — logged, counted, and the state sent once
+    /// more (a display that kept its power through a resync it ignored comes back this way).
+    private func compare(_ modules: [SplitflapProtocol.ModuleState]) {
+        let wrong: [(Int, Int, UInt8)]? = shared.withLock { s in
+            let acked = s.counters.acknowledged
+            guard s.wanted == nil, modules.count == acked.count, !modules.contains(where: \.moving) else { return nil }
+            let wrong = modules.indices.filter { modules[$0].state == .normal && modules[$0].flap != Int(acked[$0].flap) }
+                .map { ($0, modules[$0].flap, acked[$0].flap) }
+            guard !wrong.isEmpty else { return nil }
+            s.counters.disagreements += 1
+            if !s.resent { s.resent = true; s.wanted = acked }
+            return wrong
+        }
+        guard let wrong else { return }
+        let some = wrong.prefix(3).map { "module \($0.0) shows flap \($0.1) where flap \($0.2) was sent" }.joined(separator: ", ")
+        log("splitflap: the display disagrees with what it acknowledged: \(some)\(wrong.count > 3 ? " and \(wrong.count - 3) more" : "")")
+    }
+
     private func serve(_ transport: any SerialTransport) throws(SerialError) {
         var splitter = FrameSplitter()
         var inFlight: (nonce: UInt32, frame: [UInt8], targets: [SplitflapProtocol.ModuleTarget], sentAt: Int64)?
@@ -127,10 +151,15 @@ public final class SplitflapLink: @unchecked Sendable {
                         case .ack(let n) where n == inFlight?.nonce:
                             let targets = inFlight!.targets
                             inFlight = nil
-                            shared.withLock { $0.counters.acks += 1; $0.counters.acknowledged = targets }
+                            shared.withLock { s in
+                                s.counters.acks += 1
+                                if s.counters.acknowledged != targets { s.resent = false }
+                                s.counters.acknowledged = targets
+                            }
                             changed.lock(); changed.broadcast(); changed.unlock()
                         case .state(let modules, _):
                             shared.withLock { $0.counters.stateReports += 1; $0.counters.modules = modules }
+                            if inFlight == nil { compare(modules) }
                         case .log(let text):
                             log("splitflap: \(text)")
                         default:

@@ -8,7 +8,12 @@ import Glibc
 /// A scripted splitflap display on the other end of a pseudo-terminal pair: reads the host's
 /// frames with the independent decoder and acks, drops, corrupts or answers with garbage as told.
 public final class ScriptedDisplay: @unchecked Sendable {
-    public enum Answer { case ack, drop, corruptAck, garbageThenAck, stateThenAck, holdThenAck }
+    public enum Answer: Sendable {
+        case ack, drop, corruptAck, garbageThenAck, stateThenAck, holdThenAck
+        /// Acks, then reports every module still and normal on these flaps (a display that did
+        /// not do what it acked).
+        case ackThenReport([UInt8])
+    }
 
     /// Lets a held answer go.
     public let release = DispatchSemaphore(value: 0)
@@ -97,6 +102,10 @@ public final class ScriptedDisplay: @unchecked Sendable {
                 let junk: [UInt8] = [0x55, 0x13, 0x99, 0]
                 _ = junk.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
                 reply(ack)
+            case .ackThenReport(let flaps):
+                reply(ack)
+                let modules = flaps.flatMap { f -> [UInt8] in [0x0A, 2, 0x10, f] }
+                reply([0x0A, UInt8(modules.count)] + modules)
             case .stateThenAck:
                 let module: [UInt8] = [0x08, 0x02, 0x10, 0x05, 0x30, 0x02]  // SENSOR_ERROR at flap 5, 2 missed homes
                 reply([0x0A, UInt8(module.count + 2), 0x0A, UInt8(module.count)] + module)

@@ -86,4 +86,22 @@ import Testing
         let first = a.received.withLock { $0.first?.nonce }, second = b.received.withLock { $0.first?.nonce }
         #expect(first != nil && first != second)
     }
+
+    /// Issue 12: the state a display reports is compared with what it acknowledged; a still,
+    /// normal module on another flap is logged, counted, and the state sent once more.
+    @Test func aDisplayThatDisagreesIsToldAgain() throws {
+        let display = try ScriptedDisplay([.ackThenReport([4, 9]), .ackThenReport([4, 9])])
+        let said = Mutex<[String]>([])
+        let link = SplitflapLink(transport: display.host!, retryMs: 30) { line in said.withLock { $0.append(line) } }
+        link.start()
+        defer { link.stop() }
+        link.set(targets([4, 5]))
+        #expect(link.waitUntilAcknowledged(targets([4, 5])))
+        // Sent once more, with a new nonce; a display that still disagrees is not told a third time.
+        let end = Date().addingTimeInterval(120)  // a bound against a hang
+        while display.received.withLock({ $0.count < 2 }) || link.counters.disagreements < 2, Date() < end { usleep(1000) }
+        let frames = display.received.withLock { $0 }
+        #expect(frames.count == 2 && frames[1].flaps == [4, 5] && frames[1].nonce != frames[0].nonce, "\(frames)")
+        #expect(said.withLock { $0.contains { $0.contains("module 1 shows flap 9 where flap 5 was sent") } }, "\(said.withLock { $0 })")
+    }
 }
