@@ -57,14 +57,14 @@ public struct Daemon: Sendable {
         let stateDir = options.stateDir ?? config.stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
         let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) }) }
         if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
-        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger) }
         let serial = SerialOutputs(config: config, logger: logger)
         let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
+        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger, flush: gpio.flush) }
         let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
         let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { keeper?.changed() })
-        if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal) }
+        if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal, gpio: gpio) }
         let rt = config.realtime
         // One real-time class: the conductor and every output's timing thread.
         let threads = TimingThreads(realtime: .init(
@@ -78,6 +78,7 @@ public struct Daemon: Sendable {
         keeper?.start(wall)
         serial.start(positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }, threads: threads)
         gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
+                   positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) },
                    shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads)
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
@@ -174,7 +175,7 @@ extension Daemon {
     /// Puts every saved board back where it was: targets from the state file, positions from
     /// the flip-by-flip journal when it holds them (else from the state file). A board the config
     /// no longer has is ignored.
-    func restore(_ wall: Wall, from store: StateStore, journal: PositionJournal?) {
+    func restore(_ wall: Wall, from store: StateStore, journal: PositionJournal?, gpio: GPIOBoards) {
         var saved: [StateStore.BoardState] = []
         do { saved = try store.load() } catch {
             logger.error("cannot read the saved board state: \(error)")
@@ -183,7 +184,11 @@ extension Daemon {
         for (i, board) in config.boards.enumerated() {
             let count = board.rows * board.cols
             let state = saved.first { $0.id == board.id && $0.rows == board.rows && $0.cols == board.cols }
-            guard let positions = fromJournal ? journal?.positions(board: i, count: count) : state?.positions else { continue }
+            guard var positions = fromJournal ? journal?.positions(board: i, count: count) : state?.positions else { continue }
+            // A GPIO board's step journal knows where its motors are, to the step: it wins.
+            if let flaps = gpio.journaledFlaps(board: i), flaps.count == positions.count {
+                for (m, flap) in flaps.enumerated() { if let flap { positions[m] = Int(board.drum.glyphs[flap].code) } }
+            }
             for problem in wall.restore(board: i, positions: positions, target: state?.target ?? positions) {
                 logger.warning("\(problem)")
             }

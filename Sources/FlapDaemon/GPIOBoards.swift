@@ -36,6 +36,15 @@ public struct GPIOBoards: Sendable {
             }
             let driver = GPIODriver(board: i, rows: b.rows, cols: b.cols, wiring: g.wiring, geometry: g.geometry, flip: b.timing.flip,
                                     outputs: outputs, log: { logger.warning("board '\(b.id)': \($0)") })
+            if let stateDir {
+                let name = String(b.id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+                if let journal = StepJournal(path: "\(stateDir)/steps-\(name).bin", modules: b.rows * b.cols,
+                                             stepsPerRevolution: g.geometry.stepsPerRevolution) {
+                    driver.attach(journal: journal)
+                } else {
+                    logger.error("cannot map \(stateDir)/steps-\(name).bin: board '\(b.id)' restarts from the saved flaps, not the steps")
+                }
+            }
             if let home = g.home {
                 let sensors: LibgpiodInputs
                 do { sensors = try LibgpiodInputs(chip: g.wiring.chip, lines: home.lines, bias: home.bias) } catch {
@@ -74,15 +83,22 @@ public struct GPIOBoards: Sendable {
 
     var sinks: [any MovePlanSink] { drivers.map(\.driver) + leds.map(\.driver) }
 
-    /// Starts every board with the flaps its modules should show (LED boards show the glyphs
-    /// `shown` gives); boards that home at start do.
-    func start(targets: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads) {
+    /// Starts every board with the flaps its modules should show and stand on (LED boards
+    /// show the glyphs `shown` gives); boards that home at start do.
+    func start(targets: (Int) -> [UInt8]?, positions: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads) {
         for d in leds { d.driver.start(glyphs: shown(d.board), threads: threads) }
         for d in drivers {
-            d.driver.start(targets: targets(d.board), threads: threads)
+            d.driver.start(targets: targets(d.board), positions: positions(d.board), threads: threads)
             if d.config.home?.atStart == true { d.driver.homeAll() }
         }
     }
+    /// The step journals' pages to disk (with the state file, against a power cut).
+    func flush() { for d in drivers { d.driver.flushJournal() } }
+
+    /// The flaps the step journal puts a board's modules on (drum indices; nil where it does
+    /// not know, or for a board without one).
+    func journaledFlaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.journaledFlaps }
+
     func stop() {
         for d in drivers { d.driver.stop() }
         for d in leds { d.driver.stop() }

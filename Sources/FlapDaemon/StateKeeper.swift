@@ -11,13 +11,16 @@ import Synchronization
 final class StateKeeper: ModuleDriver {
     private let store: StateStore
     private let journal: PositionJournal?
+    private let flush: @Sendable () -> Void
     private let logger: Logger
     private let wall = Mutex<Wall?>(nil)
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(true)
 
-    init(store: StateStore, journal: PositionJournal?, logger: Logger) {
+    /// `flush` writes the outputs' own journals (GPIO step journals) with each save.
+    init(store: StateStore, journal: PositionJournal?, logger: Logger, flush: @escaping @Sendable () -> Void = {}) {
+        self.flush = flush
         self.store = store
         self.journal = journal
         self.logger = logger
@@ -71,6 +74,7 @@ final class StateKeeper: ModuleDriver {
             do {
                 try store.save(snapshot)
                 journal?.flush()
+                flush()
                 p.last = snapshot
                 if p.failing { logger.notice("board state saved again", metadata: ["dir": "\(store.directory)"]) }
                 p.failing = false

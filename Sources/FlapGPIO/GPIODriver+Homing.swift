@@ -82,14 +82,17 @@ extension GPIODriver {
         }
     }
 
-    /// The pace of a homing turn: the steps of one flip in one flip interval.
-    private var stepInterval: Int64 { lastFlip * Int64(geometry.flaps) / Int64(geometry.stepsPerRevolution) }
+    /// The pace of a homing turn (and of finishing a flip a kill left half-way): the steps of one
+    /// flip in one flip interval.
+    var stepInterval: Int64 { lastFlip * Int64(geometry.flaps) / Int64(geometry.stepsPerRevolution) }
 
     /// Caller holds the lock.
     func startHoming(_ m: Int, now: Int64) {
         guard homes != nil, homes![m].state != .faulty else { return }
         homes![m].startHoming()
         flips[m] = []
+        place[m] = nil
+        journal?.set(m, nil)
         let turn = geometry.stepsPerRevolution * 3 / 2 + 1
         pending[m] = (1...turn).reversed().map { now + Int64($0) * stepInterval }
         releases[m] = nil
@@ -104,6 +107,8 @@ extension GPIODriver {
             // to flap 0, then to the flap it should show.
             var steps = offsets[m] + geometry.boundary(target[m]) - tracker.count
             while steps < 0 { steps += geometry.stepsPerRevolution }
+            let turn = geometry.stepsPerRevolution
+            place[m] = ((tracker.count - offsets[m]) % turn + turn) % turn
             pending[m] = (0..<steps).reversed().map { now + Int64($0 + 1) * stepInterval }
             releases[m] = now + Int64(steps + 1) * stepInterval
         case .missed, .unexpected, .notFound:

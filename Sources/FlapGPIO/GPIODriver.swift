@@ -52,6 +52,10 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     var flips: [[(start: Int64, from: Int)]]
     /// The flip interval of the latest plan (homing turns step at its pace).
     var lastFlip: Int64 = 120_000_000
+    /// Each module's place on its drum in steps from flap 0's edge (nil: unknown, as in a
+    /// homing turn), as the steps taken up so far leave it; the journal holds it once written.
+    var place: [Int?]
+    var journal: StepJournal?
     /// Modules waiting for room in their power group to home, and the groups.
     var homingQueue: [Int] = []
     var homingGroups: [PowerGroup] = []
@@ -69,6 +73,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         pending = Array(repeating: [], count: rows * cols)
         target = Array(repeating: 0, count: rows * cols)
         flips = Array(repeating: [], count: rows * cols)
+        place = Array(repeating: nil, count: rows * cols)
         lastFlip = flip
     }
 
@@ -84,13 +89,45 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// The thread is writing what it took from the queues (idle only once it is written).
     private var writing = false
 
+    /// Keeps every module's place, step by step, in `journal` (call before `start`).
+    public func attach(journal: StepJournal) {
+        lock.lock()
+        self.journal = journal
+        lock.unlock()
+    }
+
+    /// Writes the step journal's pages to disk (not on the real-time path).
+    public func flushJournal() { journal?.flush() }
+
+    /// The flap each module stands on by its step journal once a flip caught half-way by a kill
+    /// is finished (`start` finishes it); nil for a module the journal does not know, or
+    /// without a journal that held this board.
+    public var journaledFlaps: [Int?]? {
+        journal?.restored?.map { $0.map { geometry.flap(finishing: $0).flap } }
+    }
+
     /// Starts with the modules meant to show `targets` (drum indices, row by row: the board's
-    /// target, restored or already set) — where a homing turn takes them. The step thread
+    /// target, restored or already set) — where a homing turn takes them — standing on
+    /// `positions` (the conductor's, after a restore) unless the step journal knows better: a
+    /// module it left between two flaps steps on to the next at once. The step thread
     /// (`flapd-gpio`) and the sensors' (`flapd-gpio-home`) start as `threads` start them.
-    public func start(targets: [UInt8]? = nil, threads: TimingThreads = .plain) {
+    public func start(targets: [UInt8]? = nil, positions: [UInt8]? = nil, threads: TimingThreads = .plain) {
         lock.lock()
         running = true
         if let targets, targets.count == target.count { target = targets.map(Int.init) }
+        let restored = journal?.restored
+        let now = MonotonicClock.now()
+        for m in place.indices {
+            if let s = restored?[m] {
+                place[m] = s
+                let left = geometry.flap(finishing: s).stepsLeft
+                pending[m] = (0..<left).reversed().map { now + Int64($0 + 1) * stepInterval }
+                if left > 0 { releases[m] = now + Int64(left + 1) * stepInterval }
+            } else {
+                place[m] = geometry.boundary(Int(positions.flatMap { $0.indices.contains(m) ? $0[m] : nil } ?? 0)) % geometry.stepsPerRevolution
+            }
+            journal?.set(m, place[m])
+        }
         lock.unlock()
         startSensing(threads)
         thread = threads.start("gpio") { [self] _ in loop() }
@@ -127,9 +164,13 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             target[module] = Int(m.to)
             // A homing turn ends on the newest target; a faulty module stays still.
             if let state = homes?[module].state, state == .homing || state == .faulty { continue }
-            let start = transitionStart + m.start
-            pending[module].removeAll { $0 >= start }
-            pending[module] = steps + pending[module]
+            // What is left pending ends before the move starts (dropFlips took the rest), but for
+            // the steps that finish a flip a kill left half-way: those go out too, interleaved.
+            if let first = steps.last, let last = pending[module].first, first <= last {
+                pending[module] = (steps + pending[module]).sorted(by: >)
+            } else {
+                pending[module] = steps + pending[module]
+            }
             flips[module] += moveFlips
             releases[module] = transitionStart + m.end(flip: flip)
         }
@@ -168,7 +209,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         lock.lock()
         while running {
             guard reached(nextInstant, lock: lock) else { continue }
-            let writes = due(now: MonotonicClock.now())
+            let (writes, stepped) = due(now: MonotonicClock.now())
             writing = true
             lock.unlock()
             var failed = 0
@@ -180,6 +221,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
             lock.lock()
+            // On the lines now: the journal follows.
+            for m in stepped { journal?.set(m, place[m]) }
             writing = false
             counters.writes += writes.count
             counters.failures += failed
@@ -190,7 +233,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Everything due by `now`, in order: pulses end, modules step (one step each: a late
     /// module's next step waits for the next round, so every pulse is whole), idle modules
     /// are released. Returns the level vectors to write.
-    private func due(now: Int64) -> [[Bool]] {
+    private func due(now: Int64) -> ([[Bool]], stepped: [Int]) {
         var out: [[Bool]] = []
         let ending = pulses.filter { $0.at <= now }.map(\.module)
         if !ending.isEmpty {
@@ -203,6 +246,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             guard let t = pending[m].last, t <= now else { continue }
             pending[m].removeLast()
             stepping.append(m)
+            place[m] = place[m].map { ($0 + 1) % geometry.stepsPerRevolution }
             counters.steps += 1
             if let event = homes?[m].stepped(at: now) { handle(event, module: m, now: now) }
             counters.maxLateMicros = max(counters.maxLateMicros, (now - t) / 1000)
@@ -225,6 +269,6 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 enabled = false
             }
         }
-        return out
+        return (out, stepping)
     }
 }

@@ -263,6 +263,72 @@ import Testing
         }
     }
 
+    /// Issue 12 (6b): SIGKILL at a random instant mid-transition — 10 steps a flip, so a moving
+    /// module is almost always caught between two flaps — then a restart and a new message: every
+    /// drum's total pulses, over both runs, land it exactly on the new flap. The step journal
+    /// knows each motor's place to the step and the restart finishes the flip it was in.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func aKillMidFlipThenARestartLandsEveryDrumExactly() async throws {
+        let dir = try scratchDirectory("flap-gpio-kill")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
+        try """
+            local_api: { port: 7000 }
+            sound: { enabled: false }
+            boards:
+              - id: sim
+                rows: 1
+                cols: 3
+                output: gpio
+                timing: { flip_ms: 200, column_stagger_ms: 100 }
+                gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: 400, pulse_us: 2000 }
+            """.write(toFile: dir + "/kill.yaml", atomically: true, encoding: .utf8)
+        let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
+            echo 1 > $T/events/gpio/gpio_value/enable
+            ip link set lo up
+            mkdir -p /tmp/s
+            echo > $T/trace
+            /flapd run --config /kill.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run1.log 2>&1 &
+            f=$!
+            until grep -q "local API listening" /tmp/run1.log; do :; done
+            /flapd send --url http://127.0.0.1:7000 "+++"
+            # A random instant in the 8 s the message takes.
+            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
+            while [ $i -lt $n ]; do i=$((i + 1)); done
+            kill -KILL $f; wait $f
+            echo "KILLED after $n"
+            /flapd run --config /kill.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run2.log 2>&1 &
+            f=$!
+            until grep -q "local API listening" /tmp/run2.log; do :; done
+            /flapd send --url http://127.0.0.1:7000 "BCD"
+            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false'; do :; done
+            kill -TERM $f; wait $f
+            echo "FLAPD-EXIT again $?"
+            echo "SAVED-AGAIN $(tr -d '\n ' < /tmp/s/boards.json)"
+            echo "RECORD-BEGIN base $base"; grep gpio_value $T/trace; echo "RECORD-END"
+            cat /tmp/run2.log
+            """, files: [FlapdProcess.executable, dir + "/kill.yaml"] + modules)
+        let qemu = try guest.boot()
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        #expect(console.contains { $0.hasPrefix("KILLED after ") } && console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
+        guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN base ") }), let end = console.firstIndex(of: "RECORD-END") else {
+            Issue.record("no recording: \(qemu.stdout)"); return
+        }
+        let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
+        let states = [[false, false, false, true, true]] + Self.writes(console[(begin + 1)..<end], base: base, lines: [0, 1, 2, 3, 4])
+        func rises(_ s: ArraySlice<[Bool]>, _ m: Int) -> Int { s.indices.filter { $0 > s.startIndex && s[$0][m] && !s[$0 - 1][m] }.count }
+        // The restart's line request puts ENABLE back to disabled (the kill left it enabled).
+        let restart = states.indices.first { i in i > 0 && states[i][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } } ?? states.count
+        let killedAt = (0..<3).map { rises(states[..<restart], $0) }
+        #expect(killedAt.contains { $0 < 390 }, "the kill came mid-transition: \(killedAt) of 390 steps")
+        for m in 0..<3 {
+            let all = rises(states[...], m)
+            // 10 steps a flap: flap k is 10k steps past blank, a turn 400.
+            #expect(all % 400 == 10 * (m + 2), "module \(m): killed after \(killedAt[m]) steps, \(all) in all, \(all % 400) into the turn, not on flap \(m + 2)")
+        }
+    }
+
     /// A 16-line gpio-sim chip (`$chip`, `$sim`), tracefs mounted: `$base` is the chip's first
     /// GPIO number in trace events, `$T` tracefs.
     static let setup = QEMUGuest.gpioSim(lines: 16) + """

@@ -59,3 +59,14 @@ import Testing
         #expect(out[0].start == 60)
     }
 }
+
+@Suite struct FinishingAFlipTests {
+    /// Where a drum caught between two flaps stands once it finishes its flip (issue 12).
+    @Test func aPlaceBetweenTwoEdgesFinishesOnTheNextFlap() {
+        let g = StepGeometry(stepsPerRevolution: 2048, flaps: 40)  // edges at round(k · 51.2)
+        #expect(g.flap(finishing: 0) == (0, 0))
+        #expect(g.flap(finishing: 51) == (1, 0))
+        #expect(g.flap(finishing: 52) == (2, 50))
+        #expect(g.flap(finishing: 2047) == (0, 1), "the last flap's edge is flap 0's, a turn on")
+    }
+}

@@ -46,10 +46,11 @@ import Testing
         let first = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0),
                              moves: [ModuleMove(row: 0, col: 0, from: 0, to: 10, flips: 10, direction: 1, start: 0)])
         driver.planned(board: 0, plan: first, transitionStart: t0)
-        // Before it starts, a new plan: 3 flips only.
+        // Before it starts, a new plan: 3 flips only (planned a nanosecond before t0: a flip that
+        // starts at a plan's own instant counts as begun, as the conductor counts it).
         let second = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: first.timing,
-                              moves: [ModuleMove(row: 0, col: 0, from: 0, to: 3, flips: 3, direction: 1, start: 0)])
-        driver.planned(board: 0, plan: second, transitionStart: t0)
+                              moves: [ModuleMove(row: 0, col: 0, from: 0, to: 3, flips: 3, direction: 1, start: 1)])
+        driver.planned(board: 0, plan: second, transitionStart: t0 - 1)
         #expect(soon { driver.idle })
         #expect(driver.stats.steps == 6 && sink.recorded.last == [false, false, false, false], "released at the end")
     }

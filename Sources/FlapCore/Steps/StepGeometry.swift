@@ -22,6 +22,13 @@ public struct StepGeometry: Hashable, Sendable {
         return turns * stepsPerRevolution + (rest * stepsPerRevolution * 2 + flaps) / (2 * flaps)
     }
 
+    /// Where a drum `place` steps past flap 0's edge (within a turn) stands once its flip in
+    /// progress ends: that flap, and the steps still to go (0 on a flap's edge).
+    public func flap(finishing place: Int) -> (flap: Int, stepsLeft: Int) {
+        let k = (0...flaps).first { boundary($0) >= place } ?? flaps
+        return (k % flaps, boundary(k) - place)
+    }
+
     /// The steps of the flip from flap `from` to the next.
     public func steps(fromFlap from: Int) -> Int { boundary(from + 1) - boundary(from) }
 
