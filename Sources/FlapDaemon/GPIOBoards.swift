@@ -89,7 +89,10 @@ public struct GPIOBoards: Sendable {
         for d in leds { d.driver.start(glyphs: shown(d.board), threads: threads) }
         for d in drivers {
             d.driver.start(targets: targets(d.board), positions: positions(d.board), threads: threads)
-            if d.config.home?.atStart == true { d.driver.homeAll() }
+            if d.config.home?.atStart == true { d.driver.homeAll() } else if d.config.home != nil {
+                let n = d.driver.homeUncertain()
+                if n > 0 { logger.notice("homing the modules whose place the step journal did not know", metadata: ["board": "\(ids[d.board])", "modules": "\(n)"]) }
+            }
         }
     }
     /// The step journals' pages to disk (with the state file, against a power cut).

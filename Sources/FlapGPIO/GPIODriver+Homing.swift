@@ -65,6 +65,19 @@ extension GPIODriver {
         lock.broadcast()
     }
 
+    /// Homes the modules whose place the step journal did not know (a kill or power cut caught
+    /// them in a homing turn); the others are where it says. Returns how many.
+    @discardableResult
+    public func homeUncertain() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        guard homes != nil, let restored = journal?.restored else { return 0 }
+        homingQueue = target.indices.filter { restored[$0] == nil && homes?[$0].state != .faulty }
+        pumpHoming(now: MonotonicClock.now())
+        lock.broadcast()
+        return homingQueue.count + target.indices.filter { homes?[$0].state == .homing }.count
+    }
+
     /// Starts the queued homing turns that their power groups have room for (a module turning
     /// for any reason counts). Caller holds the lock.
     func pumpHoming(now: Int64) {

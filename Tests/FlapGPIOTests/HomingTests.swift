@@ -158,4 +158,29 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         #expect(drum.log == Array(repeating: 0, count: 22) + Array(repeating: 1, count: 27), "\(drum.log)")
         #expect(drum.positions == [52, 52])
     }
+
+    /// Issue 12: after a restart only the modules whose place the step journal did not know (a
+    /// kill caught them homing) are homed; the others stay where the journal says.
+    @Test func onlyTheModulesTheJournalLostAreHomed() throws {
+        let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
+        do {
+            let before = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
+            before.set(0, 8)    // on flap 2
+            before.set(1, nil)  // caught in a homing turn
+        }
+        let journal = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
+        #expect(journal.restored.map { $0.map { $0 ?? -1 } } == [8, -1])
+        let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [8, 25])
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [4, 4]))
+        driver.attach(journal: journal)
+        driver.start(targets: [2, 2], positions: [2, 2])
+        defer { driver.stop() }
+        #expect(driver.homeUncertain() == 1)
+        #expect(soon { driver.idle })
+        // Module 1: 15 steps to its magnet, 4 to flap 0, 8 to flap 2. Module 0 never moved.
+        #expect(drum.positions == [8, 52] && drum.log.allSatisfy { $0 == 1 }, "\(drum.positions)")
+    }
 }
