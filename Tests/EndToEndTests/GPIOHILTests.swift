@@ -194,72 +194,33 @@ import Testing
     /// restart and a new message: every drum's total pulses land it exactly on the new flap.
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aStopMidTransitionLeavesEveryDrumWhereTheSavedStateSays() async throws {
-        let dir = try scratchDirectory("flap-gpio-stop")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let modules = try await QEMUGuest.gpioSimModules(into: dir)
-        // 3 modules, 80 steps on 40 flaps (2 a flip), 100 ms flips, a long cascade.
-        try """
-            local_api: { port: 7000 }
-            sound: { enabled: false }
-            boards:
-              - id: sim
-                rows: 1
-                cols: 3
-                output: gpio
-                timing: { flip_ms: 100, column_stagger_ms: 300 }
-                gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: 80, pulse_us: 5000 }
-            """.write(toFile: dir + "/stop.yaml", atomically: true, encoding: .utf8)
-        let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
-            echo 1 > $T/events/gpio/gpio_value/enable
-            ip link set lo up
-            mkdir -p /tmp/s
-            echo > $T/trace
-            /flapd run --config /stop.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run1.log 2>&1 &
-            f=$!
-            until grep -q "local API listening" /tmp/run1.log; do :; done
-            /flapd send --url http://127.0.0.1:7000 "ZZZ"
-            # Mid-transition: once module 1 has begun to step.
+        // 80 steps on 40 flaps (2 a flip), 100 ms flips, a long cascade; stopped once module 1
+        // has begun to step.
+        guard let (console, states) = try await twoRuns("stop", timing: "{ flip_ms: 100, column_stagger_ms: 300 }", stepsPerRevolution: 80,
+                                                        first: "ZZZ", interrupt: """
             until grep -q "gpio_value: $((base + 1)) set 1" $T/trace; do :; done
             kill -TERM $f; wait $f
             echo "FLAPD-EXIT stop $?"
             echo "SAVED $(tr -d '\n ' < /tmp/s/boards.json)"
-            /flapd run --config /stop.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run2.log 2>&1 &
-            f=$!
-            until grep -q "local API listening" /tmp/run2.log; do :; done
-            /flapd send --url http://127.0.0.1:7000 "BCD"
-            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false'; do :; done
-            kill -TERM $f; wait $f
-            echo "FLAPD-EXIT again $?"
-            echo "SAVED-AGAIN $(tr -d '\n ' < /tmp/s/boards.json)"
-            echo "RECORD-BEGIN base $base"; grep gpio_value $T/trace; echo "RECORD-END"
-            cat /tmp/run1.log
-            """, files: [FlapdProcess.executable, dir + "/stop.yaml"] + modules)
-        let qemu = try guest.boot()
-        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
-        let console = qemu.stdout.components(separatedBy: .newlines)
-        #expect(console.contains("FLAPD-EXIT stop 0") && console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
+            """) else { return }
+        #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
         func saved(_ prefix: String) -> [Int]? {
             guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
                   let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
                   let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
             return board["positions"] as? [Int]
         }
-        let stopped = try #require(saved("SAVED"), "\(qemu.stdout)")
-        let final = try #require(saved("SAVED-AGAIN"), "\(qemu.stdout)")
-        guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN base ") }), let end = console.firstIndex(of: "RECORD-END") else {
-            Issue.record("no recording: \(qemu.stdout)"); return
-        }
-        let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
-        let states = [[false, false, false, true, true]] + Self.writes(console[(begin + 1)..<end], base: base, lines: [0, 1, 2, 3, 4])
-        // Where each run's pulses end: the second run's first write enables the drivers again.
+        let stopped = try #require(saved("SAVED"), "\(console)")
+        let final = try #require(saved("SAVED-AGAIN"), "\(console)")
+        // Where the first run's pulses end: the second run's first write enables the drivers again.
         let restart = states.indices.dropFirst().first { i in !states[i][4] && states[i - 1][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } }
-        let firstRun = Array(states[..<(restart ?? states.count)])
-        func rises(_ s: [[Bool]], _ m: Int) -> Int { s.indices.filter { $0 > 0 && s[$0][m] && !s[$0 - 1][m] }.count }
+        let firstRun = states[..<(restart ?? states.count)]
         #expect(stopped.contains { $0 < 26 }, "the stop came mid-transition: \(stopped)")
         for m in 0..<3 {
             // 2 steps a flap on this drum: flap k is 2k steps from blank.
-            #expect(rises(firstRun, m) == 2 * stopped[m], "module \(m): \(rises(firstRun, m)) pulses, saved at flap \(stopped[m])")
-            #expect(rises(states, m) % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(rises(states, m)) pulses in all, saved \(final[m])")
+            #expect(Self.rises(firstRun, m) == 2 * stopped[m], "module \(m): \(Self.rises(firstRun, m)) pulses, saved at flap \(stopped[m])")
+            let all = Self.rises(states[...], m)
+            #expect(all % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all) pulses in all, saved \(final[m])")
         }
     }
 
@@ -269,7 +230,34 @@ import Testing
     /// knows each motor's place to the step and the restart finishes the flip it was in.
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aKillMidFlipThenARestartLandsEveryDrumExactly() async throws {
-        let dir = try scratchDirectory("flap-gpio-kill")
+        // 400 steps on 40 flaps, 200 ms flips: "+++" takes 8 s.
+        guard let (console, states) = try await twoRuns("kill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }", stepsPerRevolution: 400,
+                                                        first: "+++", interrupt: """
+            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
+            while [ $i -lt $n ]; do i=$((i + 1)); done
+            kill -KILL $f; wait $f
+            echo "KILLED after $n"
+            """) else { return }
+        #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
+        // The restart's line request puts ENABLE back to disabled (the kill left it enabled).
+        let restart = states.indices.first { i in i > 0 && states[i][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } } ?? states.count
+        let killedAt = (0..<3).map { Self.rises(states[..<restart], $0) }
+        #expect(killedAt.contains { $0 < 390 }, "the kill came mid-transition: \(killedAt) of 390 steps")
+        for m in 0..<3 {
+            let all = Self.rises(states[...], m)
+            // 10 steps a flap: flap k is 10k steps past blank, a turn 400.
+            #expect(all % 400 == 10 * (m + 2), "module \(m): killed after \(killedAt[m]) steps, \(all) in all, \(all % 400) into the turn, not on flap \(m + 2)")
+        }
+    }
+
+    /// Two runs of `flapd run` on a 1 × 3 STEP/DIR board of the simulator (STEP 0–2, DIR 3,
+    /// ENABLE 4; `timing` and `stepsPerRevolution` as given), one state folder: the first is
+    /// sent `first` and ended by `interrupt` (guest shell; `$f` is flapd), the second is sent
+    /// "BCD" and stopped once it has settled. Returns the console and the line states the
+    /// kernel traced over both runs, from the request's idle levels on; nil (recorded) without.
+    func twoRuns(_ name: String, timing: String, stepsPerRevolution: Int, first: String,
+                 interrupt: String) async throws -> (console: [String], states: [[Bool]])? {
+        let dir = try scratchDirectory("flap-gpio-\(name)")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let modules = try await QEMUGuest.gpioSimModules(into: dir)
         try """
@@ -280,24 +268,21 @@ import Testing
                 rows: 1
                 cols: 3
                 output: gpio
-                timing: { flip_ms: 200, column_stagger_ms: 100 }
-                gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: 400, pulse_us: 2000 }
-            """.write(toFile: dir + "/kill.yaml", atomically: true, encoding: .utf8)
+                timing: \(timing)
+                gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: \(stepsPerRevolution), pulse_us: 2000 }
+            """.write(toFile: "\(dir)/\(name).yaml", atomically: true, encoding: .utf8)
+        let run = "/flapd run --config /\(name).yaml --state-dir /tmp/s --plain --no-sound"
         let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
             echo 1 > $T/events/gpio/gpio_value/enable
             ip link set lo up
             mkdir -p /tmp/s
             echo > $T/trace
-            /flapd run --config /kill.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run1.log 2>&1 &
+            \(run) > /tmp/run1.log 2>&1 &
             f=$!
             until grep -q "local API listening" /tmp/run1.log; do :; done
-            /flapd send --url http://127.0.0.1:7000 "+++"
-            # A random instant in the 8 s the message takes.
-            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
-            while [ $i -lt $n ]; do i=$((i + 1)); done
-            kill -KILL $f; wait $f
-            echo "KILLED after $n"
-            /flapd run --config /kill.yaml --state-dir /tmp/s --plain --no-sound > /tmp/run2.log 2>&1 &
+            /flapd send --url http://127.0.0.1:7000 "\(first)"
+            \(interrupt)
+            \(run) > /tmp/run2.log 2>&1 &
             f=$!
             until grep -q "local API listening" /tmp/run2.log; do :; done
             /flapd send --url http://127.0.0.1:7000 "BCD"
@@ -306,27 +291,22 @@ import Testing
             echo "FLAPD-EXIT again $?"
             echo "SAVED-AGAIN $(tr -d '\n ' < /tmp/s/boards.json)"
             echo "RECORD-BEGIN base $base"; grep gpio_value $T/trace; echo "RECORD-END"
-            cat /tmp/run2.log
-            """, files: [FlapdProcess.executable, dir + "/kill.yaml"] + modules)
+            cat /tmp/run1.log /tmp/run2.log
+            """, files: [FlapdProcess.executable, "\(dir)/\(name).yaml"] + modules)
         let qemu = try guest.boot()
         #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
-        #expect(console.contains { $0.hasPrefix("KILLED after ") } && console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
+        #expect(console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
         guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN base ") }), let end = console.firstIndex(of: "RECORD-END") else {
-            Issue.record("no recording: \(qemu.stdout)"); return
+            Issue.record("no recording: \(qemu.stdout)"); return nil
         }
         let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
-        let states = [[false, false, false, true, true]] + Self.writes(console[(begin + 1)..<end], base: base, lines: [0, 1, 2, 3, 4])
-        func rises(_ s: ArraySlice<[Bool]>, _ m: Int) -> Int { s.indices.filter { $0 > s.startIndex && s[$0][m] && !s[$0 - 1][m] }.count }
-        // The restart's line request puts ENABLE back to disabled (the kill left it enabled).
-        let restart = states.indices.first { i in i > 0 && states[i][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } } ?? states.count
-        let killedAt = (0..<3).map { rises(states[..<restart], $0) }
-        #expect(killedAt.contains { $0 < 390 }, "the kill came mid-transition: \(killedAt) of 390 steps")
-        for m in 0..<3 {
-            let all = rises(states[...], m)
-            // 10 steps a flap: flap k is 10k steps past blank, a turn 400.
-            #expect(all % 400 == 10 * (m + 2), "module \(m): killed after \(killedAt[m]) steps, \(all) in all, \(all % 400) into the turn, not on flap \(m + 2)")
-        }
+        return (console, [[false, false, false, true, true]] + Self.writes(console[(begin + 1)..<end], base: base, lines: [0, 1, 2, 3, 4]))
+    }
+
+    /// The rising edges of line `m` in `states`.
+    static func rises(_ states: ArraySlice<[Bool]>, _ m: Int) -> Int {
+        states.indices.filter { $0 > states.startIndex && states[$0][m] && !states[$0 - 1][m] }.count
     }
 
     /// A 16-line gpio-sim chip (`$chip`, `$sim`), tracefs mounted: `$base` is the chip's first

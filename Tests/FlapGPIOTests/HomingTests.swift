@@ -75,14 +75,21 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
                  moves: [ModuleMove(row: 0, col: 0, from: from, to: flap, flips: flips, direction: 1, start: 0)])
     }
 
-    @Test func homingTurnsToTheMagnetThenByTheOffsetToWhereTheModuleShouldBe() {
-        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+    /// A one-module driver on `drum`, homed at start (`offset` from its magnet to flap 0, to
+    /// flap `target`); the caller stops it.
+    func homedDriver(_ drum: SimulatedDrum, offset: Int, target: UInt8) -> GPIODriver {
         let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [5]))
-        driver.start(targets: [3])
-        defer { driver.stop() }
+        driver.attach(.init(inputs: drum, offsets: [offset]))
+        driver.start(targets: [target])
         driver.homeAll()
         #expect(soon { driver.idle })
+        return driver
+    }
+
+    @Test func homingTurnsToTheMagnetThenByTheOffsetToWhereTheModuleShouldBe() {
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+        let driver = homedDriver(drum, offset: 5, target: 3)
+        defer { driver.stop() }
         // 23 steps to the magnet (17 → 40), then 5 to flap 0 and 12 to flap 3.
         #expect(drum.position == 40 + 5 + 12 && driver.stats.steps == 23 + 17)
         #expect(driver.health == [.init(state: .normal, missed: 0, unexpected: 0, failures: 0)])
@@ -96,12 +103,8 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     /// steps past its flap. The edge's own instant places the magnet.
     @Test func anEdgeReadLateStillPlacesTheMagnetWhereItWas() {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17, lag: 3)
-        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [5]))
-        driver.start(targets: [3])
+        let driver = homedDriver(drum, offset: 5, target: 3)
         defer { driver.stop() }
-        driver.homeAll()
-        #expect(soon { driver.idle })
         #expect(drum.position == 40 + 5 + 12, "\(drum.position - 57) steps off")
         // Late pulses of later turns are placed by their instants too: no failure.
         driver.planned(board: 0, plan: plan(to: 8, from: 3, flips: 25), transitionStart: MonotonicClock.now())
@@ -113,12 +116,8 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     /// An offset shorter than the lag: the module has passed flap 0 already and goes round.
     @Test func anEdgeReadLaterThanTheOffsetGoesRoundOnce() {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 30, lag: 4)
-        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [2]))
-        driver.start(targets: [0])
+        let driver = homedDriver(drum, offset: 2, target: 0)
         defer { driver.stop() }
-        driver.homeAll()
-        #expect(soon { driver.idle })
         #expect(drum.position == 40 + 40 + 2, "\(String(describing: driver.health)) \(driver.stats)")
     }
 
