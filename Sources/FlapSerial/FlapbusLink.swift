@@ -57,11 +57,10 @@ public final class FlapbusLink: @unchecked Sendable {
     /// The move each module was last told (what a resync sends again).
     var lastMoves: [UInt16: Flapbus.Move] { shared.withLock { $0.lastMoves } }
 
+    /// Starts the link's thread (`flapd-flapbus`), at normal priority: it ships frames whose
+    /// instants the controllers keep.
     public func start() {
-        let t = Thread { [self] in loop() }
-        t.name = "flapd-flapbus"
-        thread = t
-        t.start()
+        thread = TimingThreads.plain.start("flapbus") { [self] _ in loop() }
     }
 
     public func stop() {

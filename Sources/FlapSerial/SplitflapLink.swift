@@ -50,11 +50,10 @@ public final class SplitflapLink: @unchecked Sendable {
         self.log = log
     }
 
+    /// Starts the link's thread (`flapd-sf-link`), at normal priority: it ships frames whose
+    /// instants the display keep.
     public func start() {
-        let t = Thread { [self] in loop() }
-        t.name = "flapd-sf-link"
-        thread = t
-        t.start()
+        thread = TimingThreads.plain.start("sf-link") { [self] _ in loop() }
     }
 
     /// The full state the display should take (every module's target).

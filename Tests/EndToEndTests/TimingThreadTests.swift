@@ -60,7 +60,7 @@ import Glibc
         let names = Self.threads(of: refused.pid)
         refused.terminate()
         #expect(await refused.waitForExit() == 0)
-        #expect(Set(["flapd-conductor", "flapd-krone", "flapd-splitflap"]).isSubset(of: names.map(\.name)), "\(names)")
+        #expect(Set(["flapd-conductor", "flapd-krone", "flapd-splitflap", "flapd-sf-link"]).isSubset(of: names.map(\.name)), "\(names)")
         #expect(names.allSatisfy { $0.policy == 0 }, "\(names)")
         let warnings = refused.stderr.components(separatedBy: .newlines).filter { $0.contains("SCHED_FIFO priority 50 refused") }
         #expect(warnings.count == 1, "\(refused.stderr)")
