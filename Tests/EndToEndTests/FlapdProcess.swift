@@ -27,6 +27,9 @@ final class FlapdProcess: @unchecked Sendable {
         return dir.appendingPathComponent("flapd").path
     }
 
+    /// Held from making a child's pipes to spawning it.
+    private static let spawning = NSLock()
+
     /// Starts flapd (or another program) with these arguments; the environment is this
     /// process's, without FLAPD_LOCAL_API_KEY, plus `environment`.
     init(_ arguments: [String], environment: [String: String] = [:], executable: String = FlapdProcess.executable) throws {
@@ -34,7 +37,13 @@ final class FlapdProcess: @unchecked Sendable {
         env.removeValue(forKey: "FLAPD_LOCAL_API_KEY")
         env.merge(environment) { _, new in new }
         var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+        // A child spawned beside this one must not hold its pipes (the reader would never see the
+        // end): they are made close-on-exec before any other spawn can happen (the test's other
+        // descriptors are opened close-on-exec, and Foundation's Process closes what it does not pass).
+        Self.spawning.lock()
+        defer { Self.spawning.unlock() }
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw CocoaError(.fileReadUnknown) }
+        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -47,7 +56,18 @@ final class FlapdProcess: @unchecked Sendable {
         var envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, &argv, &envp)
+        // The child starts as systemd starts flapd: no signal blocked, every one at its default
+        // (a test's thread blocks nearly all of them, and a child would inherit that).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let rc = posix_spawn(&pid, path, &actions, &attributes, &argv, &envp)
         close(outPipe[1])
         close(errPipe[1])
         guard rc == 0 else { close(outPipe[0]); close(errPipe[0]); throw CocoaError(.executableLoad) }

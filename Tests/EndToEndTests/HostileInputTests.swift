@@ -12,7 +12,7 @@ import Glibc
     static func exchange(port: Int, _ bytes: [UInt8], thenWaitForClose: Bool = true) async -> String {
         await withCheckedContinuation { c in
             Thread {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                 defer { close(fd) }
                 var address = sockaddr_in()
                 address.sin_family = sa_family_t(AF_INET)

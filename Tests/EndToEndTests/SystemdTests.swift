@@ -13,7 +13,7 @@ final class NotifySocket: @unchecked Sendable {
 
     init(directory: String) throws {
         path = directory + "/notify"
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
