@@ -209,20 +209,22 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         lock.lock()
         while running {
             guard reached(nextInstant, lock: lock) else { continue }
-            let (writes, stepped) = due(now: MonotonicClock.now())
+            let (writes, steps) = due(now: MonotonicClock.now())
+            let journal = self.journal
             writing = true
             lock.unlock()
             var failed = 0
-            for levels in writes {
+            for (i, levels) in writes.enumerated() {
                 do { try outputs.write(levels) } catch {
                     failed += 1
                     log("\(error)")
                 }
+                // The steps are on the lines: the journal follows at once (a kill between the
+                // two leaves it one step behind, so the gap is kept to a few stores).
+                if i == steps.write { for (m, place) in steps.places { journal?.set(m, place) } }
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
             lock.lock()
-            // On the lines now: the journal follows.
-            for m in stepped { journal?.set(m, place[m]) }
             writing = false
             counters.writes += writes.count
             counters.failures += failed
@@ -232,8 +234,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
 
     /// Everything due by `now`, in order: pulses end, modules step (one step each: a late
     /// module's next step waits for the next round, so every pulse is whole), idle modules
-    /// are released. Returns the level vectors to write.
-    private func due(now: Int64) -> ([[Bool]], stepped: [Int]) {
+    /// are released. Returns the level vectors to write, and which of them moves the motors
+    /// with the places it takes them to.
+    private func due(now: Int64) -> ([[Bool]], steps: (write: Int, places: [(Int, Int?)])) {
         var out: [[Bool]] = []
         let ending = pulses.filter { $0.at <= now }.map(\.module)
         if !ending.isEmpty {
@@ -242,6 +245,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         }
         let pulsing = Set(pulses.map(\.module))
         var stepping: [Int] = []
+        var stepWrite = -1
         for m in pending.indices where !pulsing.contains(m) {
             guard let t = pending[m].last, t <= now else { continue }
             pending[m].removeLast()
@@ -255,6 +259,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         if !stepping.isEmpty {
             if !enabled { out += engine.enable(true, modules: Array(pending.indices)); enabled = true }
             out += engine.step(stepping)
+            stepWrite = out.count - 1  // a chain's motors move at its latch, the last write
             if case .stepDir(let s) = engine.wiring.kind {
                 pulses += stepping.map { (now + s.pulseNanos, $0) }
             }
@@ -269,6 +274,6 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 enabled = false
             }
         }
-        return (out, stepping)
+        return (out, (stepWrite, stepping.map { ($0, place[$0]) }))
     }
 }
