@@ -194,11 +194,10 @@ import Testing
     /// restart and a new message: every drum's total pulses land it exactly on the new flap.
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aStopMidTransitionLeavesEveryDrumWhereTheSavedStateSays() async throws {
-        // 80 steps on 40 flaps (2 a flip), 100 ms flips, a long cascade; stopped once module 1
-        // has begun to step.
-        guard let (console, states) = try await twoRuns("stop", timing: "{ flip_ms: 100, column_stagger_ms: 300 }", stepsPerRevolution: 80,
-                                                        first: "ZZZ", interrupt: """
-            until grep -q "gpio_value: $((base + 1)) set 1" $T/trace; do :; done
+        // 80 steps on 40 flaps (2 a flip), 300 ms flips: "+++" takes 12 s, and the stop comes as
+        // soon as the message is accepted (however slow the guest, well inside those 12 s).
+        guard let (console, states) = try await twoRuns("stop", timing: "{ flip_ms: 300, column_stagger_ms: 100 }", stepsPerRevolution: 80,
+                                                        first: "+++", interrupt: """
             kill -TERM $f; wait $f
             echo "FLAPD-EXIT stop $?"
             echo "SAVED $(tr -d '\n ' < /tmp/s/boards.json)"
@@ -215,7 +214,7 @@ import Testing
         // Where the first run's pulses end: the second run's first write enables the drivers again.
         let restart = states.indices.dropFirst().first { i in !states[i][4] && states[i - 1][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } }
         let firstRun = states[..<(restart ?? states.count)]
-        #expect(stopped.contains { $0 < 26 }, "the stop came mid-transition: \(stopped)")
+        #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
         for m in 0..<3 {
             // 2 steps a flap on this drum: flap k is 2k steps from blank.
             #expect(Self.rises(firstRun, m) == 2 * stopped[m], "module \(m): \(Self.rises(firstRun, m)) pulses, saved at flap \(stopped[m])")
