@@ -144,7 +144,7 @@ final class SilentListener: @unchecked Sendable {
     let port: Int
     private let fd: Int32
     private let state = NSCondition()
-    private var accepted = 0, closed = 0, stopped = false
+    private var accepted = 0, closed = 0
 
     var counts: (accepted: Int, closed: Int) { state.withLock { (accepted, closed) } }
 
