@@ -101,9 +101,10 @@ public enum PatternCodes {
                     depth -= 1
                     guard depth >= 0 else { return .failure(Problem(description: "unbalanced ']' at character \(offset + 1)")) }
                 }
-            case "0"..."9":
+            // By ASCII value: a Character range "0"..."9" also holds clusters such as "5\u{301}".
+            case _ where ch.asciiValue.map { (48...57).contains($0) } == true:
                 guard !ended else { return .failure(Problem(description: "missing ',' between codes at character \(offset + 1)")) }
-                let d = Int(String(ch))!
+                let d = Int(ch.asciiValue! - 48)
                 let n = (number ?? 0) * 10 + d
                 guard n < 1000 else { return .failure(Problem(description: "code too large at character \(offset + 1)")) }
                 number = n
