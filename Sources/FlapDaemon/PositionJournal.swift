@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlapCore
+import FlapTiming
 import Foundation
 
 /// Every module's flap, as of its last fired flip, in a memory-mapped file (`positions.bin`):
@@ -11,8 +12,8 @@ import Foundation
 /// with the state file.) Layout: "FLAPPOS1", then per board its rows × cols Vestaboard codes.
 final class PositionJournal: ModuleDriver, @unchecked Sendable {
     private static let magic = Array("FLAPPOS1".utf8)
+    private let file: MappedFile
     private let base: UnsafeMutablePointer<UInt8>
-    private let length: Int
     private let offsets: [Int]
     private let cols: [Int]
 
@@ -21,33 +22,23 @@ final class PositionJournal: ModuleDriver, @unchecked Sendable {
         var offsets: [Int] = []
         var at = Self.magic.count
         for s in sizes { offsets.append(at); at += s.rows * s.cols }
-        let path = directory + "/positions.bin"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        fstat(fd, &st)
-        let fresh = Int(st.st_size) != at
-        guard ftruncate(fd, off_t(at)) == 0,
-              let p = mmap(nil, at, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else { return nil }
-        base = p.assumingMemoryBound(to: UInt8.self)
-        length = at
+        guard let file = MappedFile(path: directory + "/positions.bin", length: at) else { return nil }
+        self.file = file
+        base = file.base.assumingMemoryBound(to: UInt8.self)
         self.offsets = offsets
         cols = sizes.map(\.cols)
-        if fresh || !(0..<Self.magic.count).allSatisfy({ base[$0] == Self.magic[$0] }) {
+        if file.wasResized || !file.begins(with: Self.magic) {
             // A new journal, or one for other boards: it says nothing yet.
             memset(base, 0, at)
         }
     }
 
-    deinit { munmap(base, length) }
-
     /// Whether the journal holds positions (it was written by a run with these boards).
-    var isValid: Bool { (0..<Self.magic.count).allSatisfy { base[$0] == Self.magic[$0] } }
+    var isValid: Bool { file.begins(with: Self.magic) }
 
     /// Marks the journal as holding the positions written from now on (call once they are set).
-    func seal() { for (i, b) in Self.magic.enumerated() { base[i] = b } }
+    func seal() { file.write(atStart: Self.magic) }
 
     /// The codes of a board's modules, row-major.
     func positions(board: Int, count: Int) -> [Int] { (0..<count).map { Int(base[offsets[board] + $0]) } }
@@ -64,5 +55,5 @@ final class PositionJournal: ModuleDriver, @unchecked Sendable {
     func settled(board: Int, transition: Int, frame: Frame) {}
 
     /// Flushes the mapped pages to disk (with the state file; not on the real-time path).
-    func flush() { msync(base, length, MS_SYNC) }
+    func flush() { file.flush() }
 }

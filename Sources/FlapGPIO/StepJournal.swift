@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlapTiming
 import Foundation
 
 /// Each module's place on its drum — steps from flap 0's edge — as the lines last moved it, in a
@@ -12,8 +13,7 @@ import Foundation
 public final class StepJournal: @unchecked Sendable {
     private static let magic = Array("FLAPSTP1".utf8)
     private static let unknown = UInt32.max
-    private let base: UnsafeMutableRawPointer
-    private let length: Int
+    private let file: MappedFile
     private let modules: Int
     /// What the file held for this board when opened (nil: unknown module); nil when it held
     /// nothing for a board of this size and drum.
@@ -21,20 +21,11 @@ public final class StepJournal: @unchecked Sendable {
 
     /// Opens (or creates) the journal of a board; nil when it cannot be mapped.
     public init?(path: String, modules: Int, stepsPerRevolution: Int) {
-        let length = Self.magic.count + 8 + 4 * modules
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        fstat(fd, &st)
-        let fresh = Int(st.st_size) != length
-        guard ftruncate(fd, off_t(length)) == 0,
-              let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else { return nil }
-        base = p
-        self.length = length
+        guard let file = MappedFile(path: path, length: Self.magic.count + 8 + 4 * modules) else { return nil }
+        self.file = file
         self.modules = modules
-        let header = Self.magic.count
-        let matches = !fresh && (0..<header).allSatisfy { p.load(fromByteOffset: $0, as: UInt8.self) == Self.magic[$0] }
+        let p = file.base, header = Self.magic.count
+        let matches = !file.wasResized && file.begins(with: Self.magic)
             && p.load(fromByteOffset: header, as: UInt32.self) == UInt32(stepsPerRevolution)
             && p.load(fromByteOffset: header + 4, as: UInt32.self) == UInt32(modules)
         if matches {
@@ -44,21 +35,19 @@ public final class StepJournal: @unchecked Sendable {
             }
         } else {
             restored = nil
-            memset(p, 0xFF, length)
-            for (i, b) in Self.magic.enumerated() { p.storeBytes(of: b, toByteOffset: i, as: UInt8.self) }
+            memset(p, 0xFF, file.length)
+            file.write(atStart: Self.magic)
             p.storeBytes(of: UInt32(stepsPerRevolution), toByteOffset: header, as: UInt32.self)
             p.storeBytes(of: UInt32(modules), toByteOffset: header + 4, as: UInt32.self)
         }
     }
 
-    deinit { munmap(base, length) }
-
     /// Stores a module's place (nil: unknown, as during a homing turn).
     func set(_ module: Int, _ place: Int?) {
         guard module < modules else { return }
-        base.storeBytes(of: place.map { UInt32($0) } ?? Self.unknown, toByteOffset: Self.magic.count + 8 + 4 * module, as: UInt32.self)
+        file.base.storeBytes(of: place.map { UInt32($0) } ?? Self.unknown, toByteOffset: Self.magic.count + 8 + 4 * module, as: UInt32.self)
     }
 
     /// Writes the mapped pages to disk (not on the real-time path).
-    public func flush() { msync(base, length, MS_SYNC) }
+    public func flush() { file.flush() }
 }
