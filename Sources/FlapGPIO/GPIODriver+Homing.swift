@@ -105,7 +105,7 @@ extension GPIODriver {
         homes![m].startHoming()
         flips[m] = []
         place[m] = nil
-        journal?.set(m, nil)
+        journal?.set(m, nil, phase: engine.phase(of: m))
         let turn = geometry.stepsPerRevolution * 3 / 2 + 1
         pending[m] = (1...turn).reversed().map { now + Int64($0) * stepInterval }
         releases[m] = nil

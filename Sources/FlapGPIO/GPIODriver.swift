@@ -24,7 +24,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private let outputs: any GPIOOutputs
     let log: @Sendable (String) -> Void
     let lock = NSCondition()
-    private var engine: LineEngine
+    var engine: LineEngine
     /// Each module's step instants still to come (monotonic ns), soonest last, so the step
     /// thread takes one off the end rather than shifting the whole list.
     var pending: [[Int64]]
@@ -118,6 +118,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         let restored = journal?.restored
         let now = MonotonicClock.now()
         for m in place.indices {
+            // The rotor stands at the coil pattern the last run energised last.
+            if let phase = journal?.restoredPhases[m] { engine.setPhase(m, phase) }
             if let s = restored?[m] {
                 place[m] = s
                 let left = geometry.flap(finishing: s).stepsLeft
@@ -126,7 +128,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             } else {
                 place[m] = geometry.boundary(Int(positions.flatMap { $0.indices.contains(m) ? $0[m] : nil } ?? 0)) % geometry.stepsPerRevolution
             }
-            journal?.set(m, place[m])
+            journal?.set(m, place[m], phase: engine.phase(of: m))
         }
         lock.unlock()
         startSensing(threads)
@@ -221,7 +223,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 }
                 // The steps are on the lines: the journal follows at once (a kill between the
                 // two leaves it one step behind, so the gap is kept to a few stores).
-                if i == steps.write { for (m, place) in steps.places { journal?.set(m, place) } }
+                if i == steps.write { for (m, place, phase) in steps.places { journal?.set(m, place, phase: phase) } }
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
             lock.lock()
@@ -235,8 +237,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Everything due by `now`, in order: pulses end, modules step (one step each: a late
     /// module's next step waits for the next round, so every pulse is whole), idle modules
     /// are released. Returns the level vectors to write, and which of them moves the motors
-    /// with the places it takes them to.
-    private func due(now: Int64) -> ([[Bool]], steps: (write: Int, places: [(Int, Int?)])) {
+    /// with the places (and coil phases) it takes them to.
+    private func due(now: Int64) -> ([[Bool]], steps: (write: Int, places: [(Int, Int?, Int)])) {
         var out: [[Bool]] = []
         let ending = pulses.filter { $0.at <= now }.map(\.module)
         if !ending.isEmpty {
@@ -274,6 +276,6 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
                 enabled = false
             }
         }
-        return (out, (stepWrite, stepping.map { ($0, place[$0]) }))
+        return (out, (stepWrite, stepping.map { ($0, place[$0], engine.phase(of: $0)) }))
     }
 }

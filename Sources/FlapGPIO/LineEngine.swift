@@ -25,6 +25,20 @@ public struct LineEngine: Sendable {
         }
     }
 
+    /// A module's place in its coil sequence: the pattern its rotor stands at (0 for STEP/DIR).
+    public func phase(of module: Int) -> Int { phase[module] }
+
+    /// Puts a module's coil sequence at `phase` (a restart: where the last run left the rotor),
+    /// so its next step energises the pattern after that one.
+    public mutating func setPhase(_ module: Int, _ value: Int) {
+        let count: Int = switch wiring.kind {
+        case .unipolar(_, let half): half ? GPIOWiring.halfStep.count : GPIOWiring.fullStep.count
+        case .shiftChain(let c): c.halfStep ? GPIOWiring.halfStep.count : GPIOWiring.fullStep.count
+        case .stepDir, .max7219: 1
+        }
+        phase[module] = ((value % count) + count) % count
+    }
+
     /// What the lines are at rest: STEP inactive, DIR forward, drivers disabled, coils off.
     public var initial: [Bool] { levels }
 

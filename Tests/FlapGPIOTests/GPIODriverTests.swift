@@ -108,4 +108,34 @@ import Testing
         func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
         #expect(rises(0) == 6 && rises(1) == 0)
     }
+
+    /// Issue 12: a 28BYJ-48's rotor stands at the coil pattern last energised, so a restart goes
+    /// on from it. Before, every start began the sequence again at its first pattern: a module
+    /// stopped 6 half-steps in was next energised 3 patterns away from its rotor — a jerk and
+    /// steps lost or gained on the wall.
+    @Test func aRestartGoesOnFromTheCoilPatternTheRotorStandsAt() throws {
+        let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: true))
+        let geometry = StepGeometry(stepsPerRevolution: 80, flaps: 40)  // 2 half-steps a flip
+        let timing = FlipTiming(flipMs: 20, columnStaggerMs: 0, rowStaggerMs: 0)
+        func run(from: UInt8, flips: UInt8) throws -> [[Bool]] {
+            let sink = RecordingOutputs()
+            let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: timing.flip, outputs: sink)
+            driver.attach(journal: try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 80)))
+            driver.start(positions: [from])
+            let plan = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: timing,
+                                moves: [ModuleMove(row: 0, col: 0, from: from, to: from + flips, flips: Int32(flips), direction: 1, start: 0)])
+            driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
+            #expect(soon { driver.idle })
+            driver.stop()
+            var patterns: [[Bool]] = []
+            for w in sink.recorded where w != [false, false, false, false] && patterns.last != w { patterns.append(w) }
+            return patterns
+        }
+        let sequence = GPIOWiring.halfStep
+        #expect(try run(from: 0, flips: 3) == Array(sequence[1...6]))
+        // The journal knows the rotor is at pattern 6: the next steps are 7 and 0.
+        #expect(try run(from: 3, flips: 1) == [sequence[7], sequence[0]])
+    }
 }
