@@ -252,6 +252,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             guard let t = pending[m].last, t <= now else { continue }
             pending[m].removeLast()
             stepping.append(m)
+            // A late thread can find the release due with the last step: the motor gets its
+            // step interval to follow before it is let go.
+            if let r = releases[m] { releases[m] = max(r, now + stepInterval) }
             place[m] = place[m].map { ($0 + 1) % geometry.stepsPerRevolution }
             counters.steps += 1
             if let event = homes?[m].stepped(at: now) { handle(event, module: m, now: now) }

@@ -138,4 +138,28 @@ import Testing
         // The journal knows the rotor is at pattern 6: the next steps are 7 and 0.
         #expect(try run(from: 3, flips: 1) == [sequence[7], sequence[0]])
     }
+
+    /// Under load the step thread wakes late, and a module's last step and its release come due
+    /// in the same round. Before, both went out at once: the drivers were disabled with the last
+    /// STEP pulse still high (the CI's HIL test caught a STEP high while ENABLE was off under
+    /// stress-ng), and a coil motor was released in the write after its last pattern, before its
+    /// rotor could follow. A plan that started 10 s ago makes every instant late at once.
+    @Test func aLateLastStepIsHeldBeforeTheModuleIsReleased() throws {
+        let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], dir: [3], enable: [4], pulseNanos: 100_000)))
+        let geometry = StepGeometry(stepsPerRevolution: 200, flaps: 40)  // 5 steps a flip
+        let sink = RecordingOutputs()
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: wiring, geometry: geometry, outputs: sink)
+        driver.start()
+        defer { driver.stop() }
+        let from = Frame(rows: 1, cols: 2), to = try Frame(codes: [[2, 1]], rows: 1, cols: 2)
+        let plan = Planner.plan(from: from, to: to, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 30, rowStaggerMs: 0), motion: .forward)!
+        driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now() - 10_000_000_000)
+        #expect(soon { driver.idle })
+        let w = sink.recorded
+        func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
+        #expect(rises(0) == 10 && rises(1) == 5)
+        // ENABLE (line 4, active low) is on whenever a STEP line is high.
+        #expect(w.filter { $0[0] || $0[1] }.allSatisfy { !$0[3] }, "\(w)")
+        #expect(w.last![3] && !w.last![0] && !w.last![1], "disabled at the end, every pulse ended")
+    }
 }
