@@ -118,8 +118,13 @@ final class FlapdProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to end (and its output to be read) and returns its exit status.
+    /// One still running at the bound is killed (a hung QEMU guest must not outlive its test and
+    /// load the machine for the rest of the suite): its status is then that of the kill.
     func blockingWaitForExit(within seconds: Double = 120) -> Int32 {
-        blockingWaitUntil(within: seconds) { _, _ in false }
+        if !blockingWaitUntil(within: seconds, { _, _ in self.ended }) {
+            kill(pid, SIGKILL)
+            blockingWaitUntil(within: 30) { _, _ in self.ended }
+        }
         lock.lock()
         defer { lock.unlock() }
         return status ?? -1

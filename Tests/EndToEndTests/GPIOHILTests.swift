@@ -87,7 +87,7 @@ import Testing
             case "step_dir": checkStepDir(states, steps: steps, firstMover: firstMover)
             case "unipolar": checkCoils(states.map { [Array($0[0..<4]), Array($0[4..<8])] }, steps: steps, sequence: Self.halfStep, firstMover: firstMover)
             case "max7219": checkMAX7219(states)
-            default: checkCoils(latched595(states), steps: steps, sequence: Self.fullStep, firstMover: firstMover)
+            default: checkCoils(Self.latched595(states), steps: steps, sequence: Self.fullStep, firstMover: firstMover)
             }
         }
     }
@@ -188,126 +188,6 @@ import Testing
         #expect(console.contains { $0.contains("board 'sim': gpiochip0 has lines 0–15; line 99 does not exist") }, "\(qemu.stdout)")
     }
 
-    /// Issue 12 (6a): SIGTERM mid-transition on a STEP/DIR board. What flapd saves
-    /// (`boards.json`) must be where the STEP pulses the kernel recorded took each drum — before,
-    /// the lines went on for hundreds of pulses after the saved state was written. Then a
-    /// restart and a new message: every drum's total pulses land it exactly on the new flap.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
-    func aStopMidTransitionLeavesEveryDrumWhereTheSavedStateSays() async throws {
-        // 80 steps on 40 flaps (2 a flip), 300 ms flips: "+++" takes 12 s, and the stop comes as
-        // soon as the message is accepted (however slow the guest, well inside those 12 s).
-        guard let (console, states) = try await twoRuns("stop", timing: "{ flip_ms: 300, column_stagger_ms: 100 }", stepsPerRevolution: 80,
-                                                        first: "+++", interrupt: """
-            kill -TERM $f; wait $f
-            echo "FLAPD-EXIT stop $?"
-            echo "SAVED $(tr -d '\n ' < /tmp/s/boards.json)"
-            """) else { return }
-        #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
-        func saved(_ prefix: String) -> [Int]? {
-            guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
-                  let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
-                  let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
-            return board["positions"] as? [Int]
-        }
-        let stopped = try #require(saved("SAVED"), "\(console)")
-        let final = try #require(saved("SAVED-AGAIN"), "\(console)")
-        // Where the first run's pulses end: the second run's first write enables the drivers again.
-        let restart = states.indices.dropFirst().first { i in !states[i][4] && states[i - 1][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } }
-        let firstRun = states[..<(restart ?? states.count)]
-        #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
-        for m in 0..<3 {
-            // 2 steps a flap on this drum: flap k is 2k steps from blank.
-            #expect(Self.rises(firstRun, m) == 2 * stopped[m], "module \(m): \(Self.rises(firstRun, m)) pulses, saved at flap \(stopped[m])")
-            let all = Self.rises(states[...], m)
-            #expect(all % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all) pulses in all, saved \(final[m])")
-        }
-    }
-
-    /// Issue 12 (6b): SIGKILL at a random instant mid-transition — 10 steps a flip, so a moving
-    /// module is almost always caught between two flaps — then a restart and a new message: every
-    /// drum's total pulses, over both runs, land it exactly on the new flap. The step journal
-    /// knows each motor's place to the step and the restart finishes the flip it was in.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
-    func aKillMidFlipThenARestartLandsEveryDrumExactly() async throws {
-        // 400 steps on 40 flaps, 200 ms flips: "+++" takes 8 s.
-        guard let (console, states) = try await twoRuns("kill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }", stepsPerRevolution: 400,
-                                                        first: "+++", interrupt: """
-            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
-            while [ $i -lt $n ]; do i=$((i + 1)); done
-            kill -KILL $f; wait $f
-            echo "KILLED after $n"
-            """) else { return }
-        #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
-        // The restart's line request puts ENABLE back to disabled (the kill left it enabled).
-        let restart = states.indices.first { i in i > 0 && states[i][4] && states[..<i].contains { $0[0] || $0[1] || $0[2] } } ?? states.count
-        let killedAt = (0..<3).map { Self.rises(states[..<restart], $0) }
-        #expect(killedAt.contains { $0 < 390 }, "the kill came mid-transition: \(killedAt) of 390 steps")
-        for m in 0..<3 {
-            let all = Self.rises(states[...], m)
-            // 10 steps a flap: flap k is 10k steps past blank, a turn 400.
-            #expect(all % 400 == 10 * (m + 2), "module \(m): killed after \(killedAt[m]) steps, \(all) in all, \(all % 400) into the turn, not on flap \(m + 2)")
-        }
-    }
-
-    /// Two runs of `flapd run` on a 1 × 3 STEP/DIR board of the simulator (STEP 0–2, DIR 3,
-    /// ENABLE 4; `timing` and `stepsPerRevolution` as given), one state folder: the first is
-    /// sent `first` and ended by `interrupt` (guest shell; `$f` is flapd), the second is sent
-    /// "BCD" and stopped once it has settled. Returns the console and the line states the
-    /// kernel traced over both runs, from the request's idle levels on; nil (recorded) without.
-    func twoRuns(_ name: String, timing: String, stepsPerRevolution: Int, first: String,
-                 interrupt: String) async throws -> (console: [String], states: [[Bool]])? {
-        let dir = try scratchDirectory("flap-gpio-\(name)")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let modules = try await QEMUGuest.gpioSimModules(into: dir)
-        try """
-            local_api: { port: 7000 }
-            sound: { enabled: false }
-            boards:
-              - id: sim
-                rows: 1
-                cols: 3
-                output: gpio
-                timing: \(timing)
-                gpio: { chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: \(stepsPerRevolution), pulse_us: 2000 }
-            """.write(toFile: "\(dir)/\(name).yaml", atomically: true, encoding: .utf8)
-        let run = "/flapd run --config /\(name).yaml --state-dir /tmp/s --plain --no-sound"
-        let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
-            echo 1 > $T/events/gpio/gpio_value/enable
-            ip link set lo up
-            mkdir -p /tmp/s
-            echo > $T/trace
-            \(run) > /tmp/run1.log 2>&1 &
-            f=$!
-            until grep -q "local API listening" /tmp/run1.log; do :; done
-            /flapd send --url http://127.0.0.1:7000 "\(first)"
-            \(interrupt)
-            \(run) > /tmp/run2.log 2>&1 &
-            f=$!
-            until grep -q "local API listening" /tmp/run2.log; do :; done
-            /flapd send --url http://127.0.0.1:7000 "BCD"
-            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false'; do :; done
-            kill -TERM $f; wait $f
-            echo "FLAPD-EXIT again $?"
-            echo "SAVED-AGAIN $(tr -d '\n ' < /tmp/s/boards.json)"
-            echo "RECORD-BEGIN base $base"; grep gpio_value $T/trace; echo "RECORD-END"
-            cat /tmp/run1.log /tmp/run2.log
-            """, files: [FlapdProcess.executable, "\(dir)/\(name).yaml"] + modules)
-        let qemu = try guest.boot()
-        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
-        let console = qemu.stdout.components(separatedBy: .newlines)
-        #expect(console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
-        guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN base ") }), let end = console.firstIndex(of: "RECORD-END") else {
-            Issue.record("no recording: \(qemu.stdout)"); return nil
-        }
-        let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
-        return (console, [[false, false, false, true, true]] + Self.writes(console[(begin + 1)..<end], base: base, lines: [0, 1, 2, 3, 4]))
-    }
-
-    /// The rising edges of line `m` in `states`.
-    static func rises(_ states: ArraySlice<[Bool]>, _ m: Int) -> Int {
-        states.indices.filter { $0 > states.startIndex && states[$0][m] && !states[$0 - 1][m] }.count
-    }
-
     /// A 16-line gpio-sim chip (`$chip`, `$sim`), tracefs mounted: `$base` is the chip's first
     /// GPIO number in trace events, `$T` tracefs.
     static let setup = QEMUGuest.gpioSim(lines: 16) + """
@@ -402,13 +282,19 @@ import Testing
 
     /// The outputs a chain of 74HC595s shows after each latch, simulated here from the datasheet
     /// (DATA shifts in on CLOCK's rising edge, outputs take the register on LATCH's), as each
-    /// module's four coils: chain order [1, 0], so position 0 (Q0…Q3) is module 1.
-    func latched595(_ states: [[Bool]]) -> [[[Bool]]] {
-        var register = Array(repeating: false, count: 8)
-        var out: [[[Bool]]] = [[Array(repeating: false, count: 4), Array(repeating: false, count: 4)]]
+    /// module's four coils: `order` is the module at each chain position, the Pi's end first
+    /// (position p drives Q0…Q3 of its chip from the p-th four bits shifted in last).
+    static func latched595(_ states: [[Bool]], order: [Int] = [1, 0]) -> [[[Bool]]] {
+        var register = Array(repeating: false, count: 4 * order.count)
+        let off = Array(repeating: Array(repeating: false, count: 4), count: order.count)
+        var out: [[[Bool]]] = [off]
         for (i, s) in states.enumerated() where i > 0 {
             if s[1] && !states[i - 1][1] { register = [s[0]] + register.dropLast() }
-            if s[2] && !states[i - 1][2] { out.append([Array(register[4..<8]), Array(register[0..<4])]) }
+            if s[2] && !states[i - 1][2] {
+                var modules = off
+                for (p, m) in order.enumerated() { modules[m] = Array(register[(4 * p)..<(4 * p + 4)]) }
+                out.append(modules)
+            }
         }
         return out
     }

@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+
+/// Issue 12 (6a, 6b) on the kernel's gpio-sim, for every kind of motor: what flapd saves at a
+/// stop, and where a restart after a kill takes each drum, checked against the steps the
+/// kernel's trace recorded on the lines — STEP pulses, coil patterns, or the coils a 74HC595
+/// chain latched — counted here by a model of the motor, not by flapd's code.
+@Suite struct GPIOStopHILTests {
+    /// A 1 × 3 board of one motor kind on the simulator's first lines.
+    struct Board: Sendable, CustomTestStringConvertible {
+        let name: String
+        /// The board's `gpio:` line for `stepsPerRevolution`.
+        let gpio: @Sendable (Int) -> String
+        let lines: [Int]
+        /// Steps a turn for the kill test: enough that a kill almost always catches a flip half-way.
+        let killSteps: Int
+        /// Each module's steps in a recording (line states after each write), by the motor's model.
+        let steps: @Sendable (_ states: [[Bool]]) -> [Int]
+        var testDescription: String { name }
+    }
+
+    static let boards = [
+        Board(name: "step_dir", gpio: { "{ chip: gpiochip0, kind: step_dir, step: [0, 1, 2], dir: 3, enable: 4, steps_per_revolution: \($0), pulse_us: 2000 }" },
+              lines: [0, 1, 2, 3, 4], killSteps: 400) { states in
+            let s = [Array(repeating: false, count: 5)] + states  // STEP lines idle low
+            return (0..<3).map { m in s.indices.filter { $0 > 0 && s[$0][m] && !s[$0 - 1][m] }.count }
+        },
+        Board(name: "unipolar", gpio: { "{ chip: gpiochip0, kind: unipolar, coils: [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], half_step: true, steps_per_revolution: \($0) }" },
+              lines: Array(0...11), killSteps: 400) { states in
+            coilSteps(states.map { s in (0..<3).map { Array(s[(4 * $0)..<(4 * $0 + 4)]) } }, sequence: GPIOHILTests.halfStep)
+        },
+        Board(name: "shift_chain", gpio: { "{ chip: gpiochip0, kind: shift_chain, data: 0, clock: 1, latch: 2, chain_order: [2, 0, 1], steps_per_revolution: \($0) }" },
+              lines: [0, 1, 2], killSteps: 160) { states in
+            coilSteps(GPIOHILTests.latched595(states, order: [2, 0, 1]), sequence: GPIOHILTests.fullStep)
+        },
+    ]
+
+    /// A 28BYJ-48's rotor follows the energised pattern to the nearest place that has it: from
+    /// the pattern it stands at (the sequence's first at the start), the next pattern is one step
+    /// forward. Any other change is a jump the motor would not follow surely: recorded.
+    static func coilSteps(_ patterns: [[[Bool]]], sequence: [[Bool]]) -> [Int] {
+        let off = [false, false, false, false]
+        return (0..<(patterns.first?.count ?? 0)).map { m in
+            var at = 0, steps = 0, last = off
+            for p in patterns.map({ $0[m] }) where p != last {
+                last = p
+                guard p != off else { continue }
+                guard let i = sequence.firstIndex(of: p) else { Issue.record("module \(m): \(p) is no pattern of the sequence"); continue }
+                let forward = (i - at + sequence.count) % sequence.count
+                if forward > 1 { Issue.record("module \(m): a jump of \(forward) patterns, from \(sequence[at]) to \(p), after \(steps) steps") }
+                steps += forward
+                at = i
+            }
+            return steps
+        }
+    }
+
+    /// 6a: SIGTERM mid-transition. What flapd saves (`boards.json`) must be where the steps the
+    /// kernel recorded took each drum — before, the lines went on for hundreds of steps after
+    /// the saved state was written. Then a restart and a new message: every drum's steps over
+    /// both runs land it exactly on the new flap.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"),
+          arguments: boards)
+    func aStopMidTransitionLeavesEveryDrumWhereTheSavedStateSays(board: Board) async throws {
+        // 80 steps on 40 flaps (2 a flip), 200 ms flips (the most a config takes): "+++" takes
+        // 8 s, and the stop comes as soon as the message is accepted (however slow the guest,
+        // well inside those 8 s).
+        guard let (console, first, second) = try await twoRuns(board, "stop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                               stepsPerRevolution: 80, first: "+++", interrupt: """
+            kill -TERM $f; wait $f
+            echo "FLAPD-EXIT stop $?"
+            echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
+            """) else { return }
+        #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
+        func saved(_ prefix: String) -> [Int]? {
+            guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
+                  let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
+                  let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
+            return board["positions"] as? [Int]
+        }
+        let stopped = try #require(saved("SAVED"), "\(console)")
+        let final = try #require(saved("SAVED-AGAIN"), "\(console)")
+        #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
+        let firstRun = board.steps(first), all = board.steps(first + second)
+        for m in 0..<3 {
+            // 2 steps a flap on this drum: flap k is 2k steps from blank.
+            #expect(firstRun[m] == 2 * stopped[m], "module \(m): \(firstRun[m]) steps, saved at flap \(stopped[m])")
+            #expect(all[m] % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all[m]) steps in all, saved \(final[m])")
+        }
+    }
+
+    /// 6b: SIGKILL at a random instant mid-transition — several steps a flip, so a moving module
+    /// is almost always caught between two flaps — then a restart and a new message: every
+    /// drum's steps over both runs land it exactly on the new flap. The step journal knows each
+    /// motor's place to the step (and a coil motor's pattern), and the restart finishes the
+    /// flip it was in.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"),
+          arguments: boards)
+    func aKillMidFlipThenARestartLandsEveryDrumExactly(board: Board) async throws {
+        let turn = board.killSteps, perFlap = board.killSteps / 40
+        // 200 ms flips: "+++" takes 8 s.
+        guard let (console, first, second) = try await twoRuns(board, "kill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                               stepsPerRevolution: turn, first: "+++", interrupt: """
+            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
+            while [ $i -lt $n ]; do i=$((i + 1)); done
+            kill -KILL $f; wait $f
+            echo "KILLED after $n"
+            """) else { return }
+        #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
+        let killedAt = board.steps(first), all = board.steps(first + second)
+        #expect(killedAt.contains { $0 < 39 * perFlap }, "the kill came mid-transition: \(killedAt) of \(39 * perFlap) steps")
+        for m in 0..<3 {
+            #expect(all[m] % turn == perFlap * (m + 2),
+                    "module \(m): killed after \(killedAt[m]) steps, \(all[m]) in all, \(all[m] % turn) into the turn, not on flap \(m + 2)")
+        }
+    }
+
+    /// Two runs of `flapd run` on `board` (`timing` and `stepsPerRevolution` as given), one state
+    /// folder: the first is sent `first` and ended by `interrupt` (guest shell; `$f` is flapd),
+    /// the second is sent "BCD" and stopped once it has settled. Every wait in the guest ends when
+    /// flapd does (a config it refuses, say: its log is printed). Returns the console and the line
+    /// states the kernel traced in each run; nil (recorded) without.
+    func twoRuns(_ board: Board, _ name: String, timing: String, stepsPerRevolution: Int, first: String,
+                 interrupt: String) async throws -> (console: [String], first: [[Bool]], second: [[Bool]])? {
+        let dir = try scratchDirectory("flap-gpio-\(name)-\(board.name)")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let modules = try await QEMUGuest.gpioSimModules(into: dir)
+        try """
+            local_api: { port: 7000 }
+            sound: { enabled: false }
+            boards:
+              - id: sim
+                rows: 1
+                cols: 3
+                output: gpio
+                timing: \(timing)
+                gpio: \(board.gpio(stepsPerRevolution))
+            """.write(toFile: "\(dir)/\(name).yaml", atomically: true, encoding: .utf8)
+        let run = "/flapd run --config /\(name).yaml --state-dir /tmp/s --plain --no-sound"
+        let guest = try await QEMUGuest(dir: dir, script: GPIOHILTests.setup + """
+            alive() { s=$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null); [ -n "$s" ] && [ "$s" != Z ]; }
+            echo 1 > $T/events/gpio/gpio_value/enable
+            ip link set lo up
+            mkdir -p /tmp/s
+            echo > $T/trace
+            \(run) > /tmp/run1.log 2>&1 &
+            f=$!
+            until grep -q "local API listening" /tmp/run1.log || ! alive $f; do :; done
+            /flapd send --url http://127.0.0.1:7000 "\(first)"
+            \(interrupt)
+            echo "RECORD-BEGIN 1 base $base"; grep gpio_value $T/trace; echo "RECORD-END 1"
+            echo > $T/trace
+            \(run) > /tmp/run2.log 2>&1 &
+            f=$!
+            until grep -q "local API listening" /tmp/run2.log || ! alive $f; do :; done
+            /flapd send --url http://127.0.0.1:7000 "BCD"
+            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false' || ! alive $f; do :; done
+            kill -TERM $f; wait $f
+            echo "FLAPD-EXIT again $?"
+            echo "SAVED-AGAIN $(tr -d '\\n ' < /tmp/s/boards.json)"
+            echo "RECORD-BEGIN 2 base $base"; grep gpio_value $T/trace; echo "RECORD-END 2"
+            cat /tmp/run1.log /tmp/run2.log
+            """, files: [FlapdProcess.executable, "\(dir)/\(name).yaml"] + modules)
+        let qemu = try guest.boot()
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        #expect(console.contains("FLAPD-EXIT again 0"), "\(qemu.stdout)")
+        var runs: [[[Bool]]] = []
+        for r in 1...2 {
+            guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN \(r) base ") }), let end = console.firstIndex(of: "RECORD-END \(r)") else {
+                Issue.record("no recording of run \(r): \(qemu.stdout)"); return nil
+            }
+            let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
+            // Each run starts from the levels its line request gives (the first traced write).
+            runs.append(GPIOHILTests.writes(console[(begin + 1)..<end], base: base, lines: board.lines))
+        }
+        return (console, runs[0], runs[1])
+    }
+}
