@@ -96,6 +96,7 @@ public struct Daemon: Sendable {
             wall.conductor.stop()
             serial.stop()
             gpio.stop()
+            adoptMotorPositions(wall, gpio: gpio, journal: journal)
             keeper?.stop()
             sound?.stop()
             virtual.finish()
@@ -169,6 +170,19 @@ extension Daemon {
         let deadline = MonotonicClock.now() + (config.boards.map(\.timing.flip).max() ?? 0) + 1_000_000_000
         while config.boards.indices.contains(where: { wall.conductor.isMoving(board: $0) }), MonotonicClock.now() < deadline {
             MonotonicClock.sleep(until: MonotonicClock.now() + 5_000_000)
+        }
+    }
+
+    /// What is saved is where the motors stopped: a GPIO board's modules stand where their steps
+    /// took them (a flip the stop found begun on the lines was finished), whatever the conductor
+    /// had fired. Call once every output has stopped.
+    func adoptMotorPositions(_ wall: Wall, gpio: GPIOBoards, journal: PositionJournal?) {
+        for (i, board) in config.boards.enumerated() {
+            guard let flaps = gpio.flaps(board: i), var positions = board.drum.indices(of: wall.conductor.frame(board: i)),
+                  flaps.count == positions.count else { continue }
+            for (m, flap) in flaps.enumerated() { if let flap { positions[m] = UInt8(flap) } }
+            wall.conductor.restore(board: i, positions: positions)
+            journal?.set(board: i, codes: wall.conductor.frame(board: i).codes.flatMap { $0 })
         }
     }
 

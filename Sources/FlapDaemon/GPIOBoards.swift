@@ -100,6 +100,9 @@ public struct GPIOBoards: Sendable {
 
     /// The flaps the step journal puts a board's modules on (drum indices; nil where it does
     /// not know, or for a board without one).
+    /// The flaps a board's motors stand on now (drum indices; nil where unknown).
+    func flaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.flaps }
+
     func journaledFlaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.journaledFlaps }
 
     func stop() {

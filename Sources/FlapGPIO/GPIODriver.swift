@@ -50,6 +50,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Each module's planned flips not yet known to be over: when each starts, and the flap it
     /// leaves (soonest first) — so that a new plan or a stop cuts the steps at a flip's edge.
     var flips: [[(start: Int64, from: Int)]]
+    /// The planned instant of each module's last step written to the lines.
+    var lastStep: [Int64]
     /// The flip interval of the latest plan (homing turns step at its pace).
     var lastFlip: Int64 = 120_000_000
     /// Each module's place on its drum in steps from flap 0's edge (nil: unknown, as in a
@@ -73,6 +75,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         pending = Array(repeating: [], count: rows * cols)
         target = Array(repeating: 0, count: rows * cols)
         flips = Array(repeating: [], count: rows * cols)
+        lastStep = Array(repeating: .min, count: rows * cols)
         place = Array(repeating: nil, count: rows * cols)
         lastFlip = flip
     }
@@ -98,6 +101,13 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
 
     /// Writes the step journal's pages to disk (not on the real-time path).
     public func flushJournal() { journal?.flush() }
+
+    /// The flap each module stands on as its steps so far leave it, a flip in progress counted
+    /// as finished (nil: unknown, as in a homing turn).
+    public var flaps: [Int?] {
+        lock.lock(); defer { lock.unlock() }
+        return place.map { $0.map { geometry.flap(finishing: $0).flap } }
+    }
 
     /// The flap each module stands on by its step journal once a flip caught half-way by a kill
     /// is finished (`start` finishes it); nil for a module the journal does not know, or
@@ -190,9 +200,12 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     }
 
     /// Drops a module's flips that start after `instant`, with their steps: it then ends on the
-    /// flap the first of them would have left. Caller holds the lock.
+    /// flap the first of them would have left. A flip whose steps have begun on the lines is
+    /// finished, never cut (a stop told late, as a loaded machine tells it, must not leave a
+    /// drum between two flaps). Caller holds the lock.
     private func dropFlips(of module: Int, after instant: Int64) {
-        guard let i = flips[module].firstIndex(where: { $0.start > instant }) else { return }
+        let begun = max(instant, lastStep[module])
+        guard let i = flips[module].firstIndex(where: { $0.start > begun }) else { return }
         let cut = flips[module][i]
         flips[module].removeSubrange(i...)
         pending[module].removeAll { $0 >= cut.start }
@@ -251,6 +264,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         for m in pending.indices where !pulsing.contains(m) {
             guard let t = pending[m].last, t <= now else { continue }
             pending[m].removeLast()
+            lastStep[m] = t
             stepping.append(m)
             // A late thread can find the release due with the last step: the motor gets its
             // step interval to follow before it is let go.
