@@ -194,17 +194,19 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         guard board == self.board else { return }
         lock.lock()
         homingQueue = []
-        for module in pending.indices { dropFlips(of: module, after: instant) }
+        for module in pending.indices { dropFlips(of: module, after: instant, keepingBegun: true) }
         lock.broadcast()
         lock.unlock()
     }
 
     /// Drops a module's flips that start after `instant`, with their steps: it then ends on the
-    /// flap the first of them would have left. A flip whose steps have begun on the lines is
-    /// finished, never cut (a stop told late, as a loaded machine tells it, must not leave a
-    /// drum between two flaps). Caller holds the lock.
-    private func dropFlips(of module: Int, after instant: Int64) {
-        let begun = max(instant, lastStep[module])
+    /// flap the first of them would have left. At a stop (`keepingBegun`), a flip whose steps
+    /// have begun on the lines is finished, never cut: a stop told late, as a loaded machine
+    /// tells it, must not leave a drum between two flaps, and the daemon then saves where the
+    /// motors stopped. (A new plan is computed from the conductor's positions, so it cuts where
+    /// the conductor does.) Caller holds the lock.
+    private func dropFlips(of module: Int, after instant: Int64, keepingBegun: Bool = false) {
+        let begun = keepingBegun ? max(instant, lastStep[module]) : instant
         guard let i = flips[module].firstIndex(where: { $0.start > begun }) else { return }
         let cut = flips[module][i]
         flips[module].removeSubrange(i...)
