@@ -51,7 +51,10 @@ struct FlapGPIOTool: ParsableCommand {
                 Follows the kernel's gpio_value trace events (tracefs trace_pipe, gpio_value \
                 enabled), so that no STEP pulse is missed: each rising edge of the STEP line turns \
                 the drum a step, and while the drum stands at its magnet the sensor line is pulled \
-                down (up otherwise). Ends at a line 'END' in the trace (write one to trace_marker).
+                down (up otherwise). Ends at a line 'END' in the trace (write one to trace_marker). \
+                A hall sensor answers at once: the drum runs SCHED_FIFO, so that it pulls the sensor \
+                before a stepping thread of normal priority takes another step, however loaded the \
+                machine ("fifo":1 in the DRUM line; 0 if the system refused).
                 """)
         @Option(help: "tracefs trace_pipe.") var trace = "/sys/kernel/tracing/trace_pipe"
         @Option(help: "The chip's first GPIO number in the trace (its base).") var base: Int
@@ -65,6 +68,9 @@ struct FlapGPIOTool: ParsableCommand {
         @Flag(help: "A dead sensor: never pulls down.") var dead = false
 
         func run() throws {
+            var param = sched_param()
+            param.sched_priority = 99
+            let fifo = sched_setscheduler(0, SCHED_FIFO, &param) == 0
             guard let pipe = fopen(trace, "r") else { throw ValidationError("cannot read \(trace)") }
             let pull = open("\(sim)/sim_gpio\(sensorLine)/pull", O_WRONLY)
             guard pull >= 0 else { throw ValidationError("cannot open \(sim)/sim_gpio\(sensorLine)/pull") }
@@ -89,7 +95,7 @@ struct FlapGPIOTool: ParsableCommand {
                 }
                 high = now
             }
-            FileHandle.standardOutput.write(Data("DRUM {\"position\":\(position),\"at\":\(at()),\"pulses\":\(pulses)}\n".utf8))
+            FileHandle.standardOutput.write(Data("DRUM {\"position\":\(position),\"at\":\(at()),\"pulses\":\(pulses),\"fifo\":\(fifo ? 1 : 0)}\n".utf8))
         }
     }
 }

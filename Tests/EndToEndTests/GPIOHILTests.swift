@@ -103,7 +103,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let modules = try await QEMUGuest.gpioSimModules(into: dir)
         // 80 steps a turn on 40 flaps, 100 ms flips: a step every 50 ms. The drum follows the
-        // kernel's trace, so it counts every step; its sensor answers within the step.
+        // kernel's trace, so it counts every step; it runs SCHED_FIFO (flapd here runs at normal
+        // priority), so its sensor answers before the next step as a hall sensor would — at
+        // normal priority, a loaded host once let it pull a step late, and flapd, placing the
+        // magnet by the edge, rightly stopped a step past C (CI: pulses 63, at 13).
         try """
             local_api: { port: 7000 }
             sound: { enabled: false }
@@ -166,6 +169,7 @@ import Testing
             try #require(try JSONSerialization.jsonObject(with: Data($0.dropFirst(5).utf8)) as? [String: Int])
         }
         #expect(console.contains("FLAPD-EXIT homed 0") && console.contains("FLAPD-EXIT dead 0") && drums.count == 2, "\(qemu.stdout)")
+        #expect(drums.allSatisfy { $0["fifo"] == 1 }, "the drum was refused SCHED_FIFO: \(drums)")
         // Line 0 held by another program: flapd names it and does not start.
         #expect(console.contains("FLAPD-EXIT busy 1"), "\(qemu.stdout)")
         #expect(console.contains { $0.contains("board 'sim': a line of gpiochip0 among [0] is busy: another program (or a kernel driver) holds it") }, "\(qemu.stdout)")
