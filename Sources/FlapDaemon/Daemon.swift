@@ -55,9 +55,12 @@ public struct Daemon: Sendable {
             ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
                           notice: { [logger] in logger.notice("\($0)") }) : nil
         let stateDir = options.stateDir ?? config.stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
-        let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) }) }
+        let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) },
+                                                         keptByOutputs: SerialOutputs.selfMoving(config)) }
         if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
-        let serial = SerialOutputs(config: config, logger: logger)
+        let serial = SerialOutputs(config: config, logger: logger) { [config] board, module, flap in
+            journal?.sent(board: board, module: module, code: config.boards[board].drum.glyphs[Int(flap)].code)
+        }
         let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
         let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger, flush: gpio.flush) }
         let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
@@ -96,7 +99,7 @@ public struct Daemon: Sendable {
             wall.conductor.stop()
             serial.stop()
             gpio.stop()
-            adoptMotorPositions(wall, gpio: gpio, journal: journal)
+            adoptOutputPositions(wall, gpio: gpio, serial: serial, journal: journal)
             keeper?.stop()
             sound?.stop()
             virtual.finish()
@@ -173,13 +176,14 @@ extension Daemon {
         }
     }
 
-    /// What is saved is where the motors stopped: a GPIO board's modules stand where their steps
-    /// took them (a flip the stop found begun on the lines was finished), whatever the conductor
-    /// had fired. Call once every output has stopped.
-    func adoptMotorPositions(_ wall: Wall, gpio: GPIOBoards, journal: PositionJournal?) {
+    /// What is saved is where the outputs left the modules, whatever the conductor had fired: a
+    /// GPIO board's modules stand where their steps took them (a flip the stop found begun on the
+    /// lines was finished); a splitflap display's and station modules go on to the target they
+    /// were last sent. Call once every output has stopped.
+    func adoptOutputPositions(_ wall: Wall, gpio: GPIOBoards, serial: SerialOutputs, journal: PositionJournal?) {
         for (i, board) in config.boards.enumerated() {
-            guard let flaps = gpio.flaps(board: i), var positions = board.drum.indices(of: wall.conductor.frame(board: i)),
-                  flaps.count == positions.count else { continue }
+            guard let flaps = gpio.flaps(board: i) ?? serial.sent(board: i).map({ $0.map { Int($0) } }),
+                  var positions = board.drum.indices(of: wall.conductor.frame(board: i)), flaps.count == positions.count else { continue }
             for (m, flap) in flaps.enumerated() { if let flap { positions[m] = UInt8(flap) } }
             wall.conductor.restore(board: i, positions: positions)
             journal?.set(board: i, codes: wall.conductor.frame(board: i).codes.flatMap { $0 })

@@ -10,15 +10,19 @@ import Foundation
 /// killed at any instant leaves each module's position right to within the flip in progress.
 /// (The kernel keeps the mapped pages after a kill; against a power cut, `sync()` flushes them
 /// with the state file.) Layout: "FLAPPOS1", then per board its rows × cols Vestaboard codes.
+/// A board whose modules move by themselves to what they are sent (a splitflap display, Krone
+/// or Omega modules) is journaled by its output as each target goes out, not by the flips.
 final class PositionJournal: ModuleDriver, @unchecked Sendable {
     private static let magic = Array("FLAPPOS1".utf8)
     private let file: MappedFile
     private let base: UnsafeMutablePointer<UInt8>
     private let offsets: [Int]
     private let cols: [Int]
+    private let keptByOutputs: Set<Int>
 
-    /// Opens (or creates) the journal for boards of these sizes; nil when it cannot be mapped.
-    init?(directory: String, sizes: [(rows: Int, cols: Int)]) {
+    /// Opens (or creates) the journal for boards of these sizes, those in `keptByOutputs`
+    /// written by `sent` alone; nil when it cannot be mapped.
+    init?(directory: String, sizes: [(rows: Int, cols: Int)], keptByOutputs: Set<Int> = []) {
         var offsets: [Int] = []
         var at = Self.magic.count
         for s in sizes { offsets.append(at); at += s.rows * s.cols }
@@ -28,6 +32,7 @@ final class PositionJournal: ModuleDriver, @unchecked Sendable {
         base = file.base.assumingMemoryBound(to: UInt8.self)
         self.offsets = offsets
         cols = sizes.map(\.cols)
+        self.keptByOutputs = keptByOutputs
         if file.wasResized || !file.begins(with: Self.magic) {
             // A new journal, or one for other boards: it says nothing yet.
             memset(base, 0, at)
@@ -48,7 +53,13 @@ final class PositionJournal: ModuleDriver, @unchecked Sendable {
         for (i, c) in codes.enumerated() { base[offsets[board] + i] = UInt8(c) }
     }
 
+    /// A module of a board kept by its output was sent the flap of `code` (row-major `module`).
+    func sent(board: Int, module: Int, code: UInt8) {
+        base[offsets[board] + module] = code
+    }
+
     func flip(_ event: FlipEvent) {
+        guard !keptByOutputs.contains(event.board) else { return }
         base[offsets[event.board] + event.row * cols[event.board] + event.col] = event.glyph.code
     }
 

@@ -14,7 +14,9 @@ public struct SerialOutputs: Sendable {
     /// No serial boards.
     public init() {}
 
-    init(config: FlapdConfig, logger: Logger) {
+    /// The drivers of `config`'s serial boards; `sent` is told of each target a splitflap
+    /// display or a station module is sent (board, row-major module, drum index).
+    init(config: FlapdConfig, logger: Logger, sent: @escaping @Sendable (Int, Int, UInt8) -> Void = { _, _, _ in }) {
         for (i, b) in config.boards.enumerated() {
             guard let serial = b.serial else { continue }
             let open: @Sendable () throws(SerialError) -> any SerialTransport = { () throws(SerialError) -> any SerialTransport in
@@ -27,7 +29,8 @@ public struct SerialOutputs: Sendable {
             switch b.output {
             case .splitflap:
                 splitflaps.append(SplitflapDriver(board: i, rows: b.rows, cols: b.cols,
-                                                  link: SplitflapLink(open: open, retryMs: serial.retryMs, log: log)))
+                                                  link: SplitflapLink(open: open, retryMs: serial.retryMs, log: log),
+                                                  onSent: { sent(i, $0, $1) }))
             case .flapbus:
                 let driver = FlapbusDriver(board: i, cols: b.cols, link: FlapbusLink(open: open, retryMs: serial.retryMs,
                                                                                       statusSeconds: Double(serial.statusSeconds), log: log))
@@ -35,11 +38,17 @@ public struct SerialOutputs: Sendable {
                 flapbuses.append(driver)
             case .krone, .omega:
                 stations.append(StationDriver(board: i, cols: b.cols, addresses: serial.addresses,
-                                              bus: StationBus(rawValue: b.output.rawValue)!, open: open, log: log))
+                                              bus: StationBus(rawValue: b.output.rawValue)!, open: open, log: log,
+                                              onSent: { sent(i, $0, $1) }))
             case .virtual, .gpio:
                 break
             }
         }
+    }
+
+    /// The boards whose modules move by themselves to what they are sent.
+    static func selfMoving(_ config: FlapdConfig) -> Set<Int> {
+        Set(config.boards.indices.filter { [.splitflap, .krone, .omega].contains(config.boards[$0].output) })
     }
 
     var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
@@ -55,6 +64,13 @@ public struct SerialOutputs: Sendable {
         for d in splitflaps { d.stop() }
         for d in flapbuses { d.link.stop() }
         for d in stations { d.stop() }
+    }
+
+    /// Where a board's modules go by themselves, what they were last sent (a splitflap display,
+    /// Krone or Omega modules); nil for flapbus, whose controllers stop where the conductor's
+    /// flips end, and for boards of other kinds.
+    func sent(board: Int) -> [UInt8]? {
+        splitflaps.first { $0.board == board }?.sent ?? stations.first { $0.board == board }?.sent
     }
 
     /// What `/status` says of a board's bus, if it has one.

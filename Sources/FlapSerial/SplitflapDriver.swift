@@ -10,12 +10,15 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     public let link: SplitflapLink
     private let lock = NSCondition()
     private var targets: [UInt8]
+    /// Told of each target as it goes out (row-major module, drum index), on the bus's thread.
+    private let onSent: @Sendable (Int, UInt8) -> Void
     private var queue: CascadeQueue
     private var running = true
     private var thread: Thread?
 
-    public init(board: Int, rows: Int, cols: Int, link: SplitflapLink) {
+    public init(board: Int, rows: Int, cols: Int, link: SplitflapLink, onSent: @escaping @Sendable (Int, UInt8) -> Void = { _, _ in }) {
         self.board = board
+        self.onSent = onSent
         queue = CascadeQueue(cols: cols)
         self.link = link
         targets = Array(repeating: 0, count: rows * cols)
@@ -32,6 +35,14 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
         link.set(all.map { SplitflapProtocol.ModuleTarget(flap: $0) })
         link.start()
         thread = threads.start("splitflap") { [self] _ in loop() }
+    }
+
+    /// Every module's last target handed to the bus (row-major drum indices): the modules move
+    /// there by themselves, so it is where they stand once they have done what they were sent.
+    public var sent: [UInt8] {
+        lock.lock()
+        defer { lock.unlock() }
+        return targets
     }
 
     public func stop() {
@@ -67,7 +78,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
                 _ = lock.wait(until: Date().addingTimeInterval(Double(next - now) / 1e9))
                 continue
             }
-            for d in queue.take(by: MonotonicClock.now()) { targets[d.module] = d.flap }
+            for d in queue.take(by: MonotonicClock.now()) { targets[d.module] = d.flap; onSent(d.module, d.flap) }
             link.set(targets.map { SplitflapProtocol.ModuleTarget(flap: $0) })
         }
     }

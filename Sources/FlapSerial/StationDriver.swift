@@ -27,6 +27,8 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let lock = NSCondition()
     private var targets: [UInt8]
+    /// Told of each target as it goes out (row-major module, drum index), on the bus's thread.
+    private let onSent: @Sendable (Int, UInt8) -> Void
     private var queue: CascadeQueue
     private let running = Atomic(false)
     private let state = Mutex(Counters())
@@ -34,8 +36,9 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
 
     public init(board: Int, cols: Int, addresses: [UInt8], bus: StationBus,
                 open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                log: @escaping @Sendable (String) -> Void = { _ in }, onSent: @escaping @Sendable (Int, UInt8) -> Void = { _, _ in }) {
         self.board = board
+        self.onSent = onSent
         queue = CascadeQueue(cols: cols)
         self.addresses = addresses
         self.bus = bus
@@ -59,6 +62,14 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
                        connected: { c in state.withLock { $0.connected = c; if !c { $0.disconnects += 1 } } },
                        failed: {})
         }
+    }
+
+    /// Every module's last target handed to the bus (row-major drum indices): the modules move
+    /// there by themselves, so it is where they stand once they have done what they were sent.
+    public var sent: [UInt8] {
+        lock.lock()
+        defer { lock.unlock() }
+        return targets
     }
 
     public func stop() {
@@ -97,6 +108,7 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
             var plannedAt: Int64?
             for d in queue.take(by: now) {
                 targets[d.module] = d.flap
+                onSent(d.module, d.flap)
                 group.append((addresses[d.module], d.flap))
                 plannedAt = plannedAt ?? d.at
             }

@@ -6,10 +6,10 @@ import Testing
 /// flapd saves is where the modules were last sent, and a module is never sent anywhere its
 /// flip in progress does not end.
 @Suite struct SerialStopTests {
-    func savedPositions(_ dir: String) -> [Int]? {
+    func savedPositions(_ dir: String, _ key: String = "positions") -> [Int]? {
         guard let data = FileManager.default.contents(atPath: dir + "/boards.json"),
               let doc = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any] else { return nil }
-        return (doc["boards"] as? [[String: Any]])?.first?["positions"] as? [Int]
+        return (doc["boards"] as? [[String: Any]])?.first?[key] as? [Int]
     }
 
     /// flapbus controllers time their modules themselves: each module's last MOVE is where it
@@ -53,5 +53,105 @@ import Testing
             #expect(last.flap == min(39, started), "module \(m): stopped at \(last.startMicros), its flip in progress ends on \(min(39, started)), sent to \(last.flap)")
             #expect(saved[m] == last.flap, "module \(m): saved \(saved[m]), sent to \(last.flap)")
         }
+    }
+
+    /// A 1 × 6 board on a scripted splitflap display or Krone/Omega bus, 200 ms flips, columns
+    /// 1 s apart, and the targets its peer has received.
+    struct SelfMovingBoard {
+        let bus: String
+        let display: ScriptedDisplay?
+        let peer: StationPeer?
+        let config: String
+
+        init(_ bus: String) throws {
+            self.bus = bus
+            display = bus == "splitflap" ? try ScriptedDisplay(device: []) : nil
+            peer = bus == "splitflap" ? nil : try StationPeer(device: true)
+            config = try configFile("""
+                local_api: { port: 0 }
+                sound: { enabled: false }
+                boards:
+                  - id: wall
+                    rows: 1
+                    cols: 6
+                    output: \(bus)
+                    serial: { port: \(display?.devicePath ?? peer!.devicePath!), \(bus == "splitflap" ? "baud: 230400, retry_ms: 40" : "addresses: [1, 2, 3, 4, 5, 6]") }
+                    timing: { flip_ms: 200, column_stagger_ms: 1000 }
+                """)
+        }
+
+        func close() { display?.stop(); peer?.hangUp() }
+
+        /// Every module's target after each frame (splitflap) or each module set (stations).
+        func sent() -> [[Int]] {
+            if let display { return display.received.withLock { $0.map { $0.flaps.map(Int.init) } } }
+            let stream = peer!.received.withLock { $0 }
+            let commands = bus == "krone" ? Independent.krone(stream) : Independent.omega(stream)
+            var state = Array(repeating: 0, count: 6), states: [[Int]] = []
+            for c in commands where c.command == (bus == "krone" ? 8 : 0xC0) {
+                state[c.address! - 1] = c.value!
+                states.append(state)
+            }
+            return states
+        }
+
+        /// What a port opening sends: one frame, or a set for each module.
+        var wholeState: Int { bus == "splitflap" ? 1 : 6 }
+    }
+
+    /// A splitflap display, and Krone and Omega modules, move each module to the target they
+    /// were sent by themselves, at their own pace: flapd cannot cut a move once sent without
+    /// knowing where the module stands. So a stop sends nothing new (the targets not yet due are
+    /// dropped), and what is saved is every module's last target sent — not where the conductor's
+    /// own flips stood, which the wall does not follow. Six columns 1 s apart: the stop comes
+    /// after the first module's target has gone out and before the last one's.
+    @Test(arguments: ["splitflap", "krone", "omega"]) func aStopSavesWhatEachSerialModuleWasLastSent(bus: String) async throws {
+        let board = try SelfMovingBoard(bus)
+        defer { board.close() }
+        let dir = try scratchDirectory("flap-\(bus)-stop")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let flapd = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        #expect(await eventually { board.sent().last == Array(repeating: 0, count: 6) }, "\(board.sent())\n\(flapd.stderr)")
+        // 'Z' is 26 flips from blank on both drums: over 5 s for every module.
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8)).status == 201)
+        #expect(await eventually { board.sent().last?.first == 26 }, "\(board.sent())\n\(flapd.stderr)")
+        flapd.terminate()
+        #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
+        // Codes (saved) and drum indices (sent) are the same numbers for blank and A–Z.
+        let saved = try #require(savedPositions(dir), "\(flapd.stderr)")
+        let last = try #require(board.sent().last)
+        #expect(last.contains(0), "the stop came before the last module's target went out: \(board.sent())")
+        #expect(saved == last, "saved \(saved); the modules were last sent \(last)")
+    }
+
+    /// SIGKILL once the first module's target has gone out: the modules go on to what they were
+    /// sent, so the restart must tell each module that same target (anything else is a turn of
+    /// the drum for nothing, forward-only) and then finish the message.
+    @Test(arguments: ["splitflap", "krone", "omega"]) func aKillThenARestartTellsEachSerialModuleWhereItWasGoing(bus: String) async throws {
+        let board = try SelfMovingBoard(bus)
+        defer { board.close() }
+        let dir = try scratchDirectory("flap-\(bus)-kill")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
+        let port = try #require(await first.apiPort(), "\(first.stderr)")
+        #expect(await eventually { board.sent().last == Array(repeating: 0, count: 6) }, "\(board.sent())\n\(first.stderr)")
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8)).status == 201)
+        #expect(await eventually { board.sent().last?.first == 26 }, "\(board.sent())\n\(first.stderr)")
+        // The message is kept (the state file holds the target) before the kill.
+        #expect(await eventually { savedPositions(dir, "target") == Array(repeating: 26, count: 6) }, "\(first.stderr)")
+        kill(first.pid, SIGKILL)
+        _ = await first.waitForExit()
+        let before = board.sent()
+        let last = try #require(before.last)
+        #expect(last.contains(0), "the kill came before the last module's target went out: \(before)")
+
+        let second = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
+        defer { second.terminate() }
+        #expect(await eventually { board.sent().count >= before.count + board.wholeState }, "\(board.sent())\n\(second.stderr)")
+        let told = board.sent()[before.count + board.wholeState - 1]
+        #expect(told == last, "after the restart the modules were told \(told); they were going to \(last)")
+        // The message is taken up again: every module ends on Z.
+        #expect(await eventually { board.sent().last == Array(repeating: 26, count: 6) }, "\(board.sent())\n\(second.stderr)")
     }
 }
