@@ -178,11 +178,11 @@ extension Daemon {
 
     /// What is saved is where the outputs left the modules, whatever the conductor had fired: a
     /// GPIO board's modules stand where their steps took them (a flip the stop found begun on the
-    /// lines was finished); a splitflap display's and station modules go on to the target they
-    /// were last sent. Call once every output has stopped.
+    /// lines was finished); the modules of a serial board go on to the target they were last sent
+    /// (a flapbus stop MOVE names where the flip in progress ends). Call once every output has stopped.
     func adoptOutputPositions(_ wall: Wall, gpio: GPIOBoards, serial: SerialOutputs, journal: PositionJournal?) {
         for (i, board) in config.boards.enumerated() {
-            guard let flaps = gpio.flaps(board: i) ?? serial.sent(board: i).map({ $0.map { Int($0) } }),
+            guard let flaps = gpio.flaps(board: i) ?? serial.sent(board: i, count: board.rows * board.cols),
                   var positions = board.drum.indices(of: wall.conductor.frame(board: i)), flaps.count == positions.count else { continue }
             for (m, flap) in flaps.enumerated() { if let flap { positions[m] = UInt8(flap) } }
             wall.conductor.restore(board: i, positions: positions)

@@ -10,8 +10,9 @@ import Foundation
 /// killed at any instant leaves each module's position right to within the flip in progress.
 /// (The kernel keeps the mapped pages after a kill; against a power cut, `sync()` flushes them
 /// with the state file.) Layout: "FLAPPOS1", then per board its rows × cols Vestaboard codes.
-/// A board whose modules move by themselves to what they are sent (a splitflap display, Krone
-/// or Omega modules) is journaled by its output as each target goes out, not by the flips.
+/// A board whose modules move by themselves to what they are sent (a splitflap display, flapbus
+/// controllers, Krone or Omega modules) is journaled by its output as each target goes out, not
+/// by the flips.
 final class PositionJournal: ModuleDriver, @unchecked Sendable {
     private static let magic = Array("FLAPPOS1".utf8)
     private let file: MappedFile

@@ -10,13 +10,16 @@ public struct SerialOutputs: Sendable {
     public var splitflaps: [SplitflapDriver] = []
     public var flapbuses: [FlapbusDriver] = []
     public var stations: [StationDriver] = []
+    /// Each board's flip interval (ns).
+    private var flips: [Int64] = []
 
     /// No serial boards.
     public init() {}
 
-    /// The drivers of `config`'s serial boards; `sent` is told of each target a splitflap
-    /// display or a station module is sent (board, row-major module, drum index).
+    /// The drivers of `config`'s serial boards; `sent` is told of each target a module is sent
+    /// (board, row-major module, drum index).
     init(config: FlapdConfig, logger: Logger, sent: @escaping @Sendable (Int, Int, UInt8) -> Void = { _, _, _ in }) {
+        flips = config.boards.map(\.timing.flip)
         for (i, b) in config.boards.enumerated() {
             guard let serial = b.serial else { continue }
             let open: @Sendable () throws(SerialError) -> any SerialTransport = { () throws(SerialError) -> any SerialTransport in
@@ -33,7 +36,8 @@ public struct SerialOutputs: Sendable {
                                                   onSent: { sent(i, $0, $1) }))
             case .flapbus:
                 let driver = FlapbusDriver(board: i, cols: b.cols, link: FlapbusLink(open: open, retryMs: serial.retryMs,
-                                                                                      statusSeconds: Double(serial.statusSeconds), log: log))
+                                                                                      statusSeconds: Double(serial.statusSeconds), log: log),
+                                           onSent: { sent(i, $0, $1) })
                 if serial.homeAtStart { driver.link.home() }
                 flapbuses.append(driver)
             case .krone, .omega:
@@ -46,31 +50,32 @@ public struct SerialOutputs: Sendable {
         }
     }
 
-    /// The boards whose modules move by themselves to what they are sent.
+    /// The boards whose modules move by themselves to what they are sent: every serial board.
     static func selfMoving(_ config: FlapdConfig) -> Set<Int> {
-        Set(config.boards.indices.filter { [.splitflap, .krone, .omega].contains(config.boards[$0].output) })
+        Set(config.boards.indices.filter { [.splitflap, .flapbus, .krone, .omega].contains(config.boards[$0].output) })
     }
 
     var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
 
-    /// Starts every link; a splitflap display is first sent where its modules are (`positions`).
+    /// Starts every link; every module is first sent where it is (`positions`).
     func start(positions: (Int) -> [UInt8]?, threads: TimingThreads) {
         for d in splitflaps { d.start(positions: positions(d.board), threads: threads) }
-        for d in flapbuses { d.link.start() }
+        for d in flapbuses { d.start(positions: positions(d.board), flip: flips[d.board]) }
         for d in stations { d.start(positions: positions(d.board), threads: threads) }
     }
 
     func stop() {
         for d in splitflaps { d.stop() }
-        for d in flapbuses { d.link.stop() }
+        for d in flapbuses { d.stop() }
         for d in stations { d.stop() }
     }
 
-    /// Where a board's modules go by themselves, what they were last sent (a splitflap display,
-    /// Krone or Omega modules); nil for flapbus, whose controllers stop where the conductor's
-    /// flips end, and for boards of other kinds.
-    func sent(board: Int) -> [UInt8]? {
-        splitflaps.first { $0.board == board }?.sent ?? stations.first { $0.board == board }?.sent
+    /// Where a board's `count` modules go by themselves, what they were last sent (nil for a
+    /// module never sent anything); nil for a board not on a bus.
+    func sent(board: Int, count: Int) -> [Int?]? {
+        if let d = splitflaps.first(where: { $0.board == board }) { return d.sent.map { Int($0) } }
+        if let d = stations.first(where: { $0.board == board }) { return d.sent.map { Int($0) } }
+        return flapbuses.first { $0.board == board }?.sent(count: count)
     }
 
     /// What `/status` says of a board's bus, if it has one.

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapTiming
 import Synchronization
 
 /// One board of flapbus modules: every module's move goes to its controller as soon as it is
@@ -16,12 +17,56 @@ public final class FlapbusDriver: MovePlanSink, Sendable {
     private let firstModule: Int
     /// Each module's latest move, its absolute start and flip interval, until it is over.
     private let moving = Mutex<[Int: (move: ModuleMove, start: Int64, flip: Int64, flaps: Int)]>([:])
+    /// Each module's last MOVE target (drum index), once it has had one.
+    private let targets = Mutex<[Int: UInt8]>([:])
+    /// Told of each MOVE as it is handed to the link (row-major module, drum index).
+    private let onSent: @Sendable (Int, UInt8) -> Void
 
-    public init(board: Int, cols: Int, firstModule: Int = 0, link: FlapbusLink) {
+    public init(board: Int, cols: Int, firstModule: Int = 0, link: FlapbusLink, onSent: @escaping @Sendable (Int, UInt8) -> Void = { _, _ in }) {
         self.board = board
+        self.onSent = onSent
         self.cols = cols
         self.firstModule = firstModule
         self.link = link
+    }
+
+    /// Starts the link, first telling every module to go to where flapd believes it is
+    /// (`positions`, row-major drum indices, a restored state), from now, at `flip` a flip —
+    /// nothing for a module already there or on its way there, as the splitflap display and the
+    /// station modules are sent their state at start; a MOVE queued by a run killed before it
+    /// went out is sent so.
+    public func start(positions: [UInt8]?, flip: Int64) {
+        if let positions {
+            let now = UInt64(MonotonicClock.now() / 1000)
+            send(positions.indices.map { Flapbus.Move(module: address($0), flap: positions[$0], startMicros: now, flipMs: UInt16(flip / 1_000_000)) },
+                 shows: [])
+        }
+        link.start()
+    }
+
+    /// Lets every queued frame be acknowledged (a stop's MOVEs above all; at most `timeout`
+    /// seconds, against a controller that is gone), then stops the link.
+    public func stop(timeout: Double = 2) {
+        _ = link.waitUntilIdle(timeout: timeout)
+        link.stop()
+    }
+
+    /// Where each of `count` modules goes by its controller's clock, what its last MOVE said
+    /// (nil: none sent yet).
+    public func sent(count: Int) -> [Int?] {
+        targets.withLock { t in (0..<count).map { t[$0].map(Int.init) } }
+    }
+
+    /// Hands MOVEs (and SHOWs) to the link, noting each module's new target first.
+    private func send(_ moves: [Flapbus.Move], shows: [Flapbus.Show]) {
+        targets.withLock { t in
+            for m in moves {
+                let module = Int(m.module) - firstModule
+                t[module] = m.flap
+                onSent(module, m.flap)
+            }
+        }
+        link.transition(moves: moves, shows: shows)
     }
 
     private func module(_ m: ModuleMove) -> Int { Int(m.row) * cols + Int(m.col) }
@@ -46,13 +91,13 @@ public final class FlapbusDriver: MovePlanSink, Sendable {
                              atMicros: UInt64((transitionStart + m.clack(k, flip: flip)) / 1000))
             }
         }
-        link.transition(moves: moves, shows: shows)
+        send(moves, shows: shows)
     }
 
     public func finish(board: Int, at instant: Int64) {
         guard board == self.board else { return }
         let stops = moving.withLock { self.stopMoves(of: &$0, at: instant, except: []) }
-        if !stops.isEmpty { link.transition(moves: stops, shows: []) }
+        if !stops.isEmpty { send(stops, shows: []) }
     }
 
     /// For every module (but `except`) whose move has flips still to start after `instant`: a

@@ -59,6 +59,18 @@ public final class ScriptedController: @unchecked Sendable {
         entries(of: 0x10, size: 13) { p, o in Move(module: Int(u(p, o, 2)), flap: Int(p[o + 2]), startMicros: u(p, o + 3, 8), flipMs: Int(u(p, o + 11, 2))) }
     }
 
+    /// The MOVE entries of each MOVE frame, in order: a frame sent again counts once, and one
+    /// of a host that restarted (numbering its frames from 1 again) counts as new.
+    public var moveFrames: [[Move]] {
+        var seen: Set<[UInt8]> = []
+        return received.withLock { $0 }.filter { $0.type == 0x10 && seen.insert([UInt8(truncatingIfNeeded: $0.nonce), UInt8($0.nonce >> 8)] + $0.payload).inserted }.map { f in
+            (0..<Int(f.payload[0])).map { i in
+                let o = 1 + i * 13
+                return Move(module: Int(u(f.payload, o, 2)), flap: Int(f.payload[o + 2]), startMicros: u(f.payload, o + 3, 8), flipMs: Int(u(f.payload, o + 11, 2)))
+            }
+        }
+    }
+
     /// Every SHOW entry received, in order (a frame sent again counts once).
     public var shows: [Show] {
         entries(of: 0x11, size: 11) { p, o in Show(module: Int(u(p, o, 2)), code: Int(p[o + 2]), atMicros: u(p, o + 3, 8)) }

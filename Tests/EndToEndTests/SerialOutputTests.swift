@@ -81,8 +81,9 @@ import Testing
         #expect(await eventually { controller.received.withLock { $0.count >= 2 } })
         #expect(controller.received.withLock { $0.prefix(2).map(\.type) } == [0x01, 0x02], "HELLO, then SYNC\n\(flapd.stderr)")
         #expect(try await http("POST", port: port, body: Data(#"{"text":"HI YOU"}"#.utf8)).status == 201)
-        #expect(await eventually { controller.moves.count == planned.count }, "\(controller.moves)")
-        let moves = controller.moves
+        // After the start's MOVE frame (every module to where it is), the plan's.
+        #expect(await eventually { controller.moveFrames.dropFirst().joined().count == planned.count }, "\(controller.moveFrames)")
+        let moves = Array(controller.moveFrames.dropFirst().joined())
         // The same transition start for every module: start_micros − the plan's offset.
         let t0 = Set(moves.map { m -> UInt64 in
             let p = planned.first { ($0["row"] as! Int) * 4 + ($0["col"] as! Int) == m.module }!
