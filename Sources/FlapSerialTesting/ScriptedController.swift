@@ -56,7 +56,12 @@ public final class ScriptedController: @unchecked Sendable {
 
     /// Every MOVE entry received, in order (a frame sent again counts once).
     public var moves: [Move] {
-        entries(of: 0x10, size: 13) { p, o in Move(module: Int(u(p, o, 2)), flap: Int(p[o + 2]), startMicros: u(p, o + 3, 8), flipMs: Int(u(p, o + 11, 2))) }
+        entries(of: 0x10, size: 13, move)
+    }
+
+    /// The MOVE entry at offset `o` of a payload.
+    private func move(_ p: [UInt8], _ o: Int) -> Move {
+        Move(module: Int(u(p, o, 2)), flap: Int(p[o + 2]), startMicros: u(p, o + 3, 8), flipMs: Int(u(p, o + 11, 2)))
     }
 
     /// The MOVE entries of each MOVE frame, in order: a frame sent again counts once, and one
@@ -64,10 +69,7 @@ public final class ScriptedController: @unchecked Sendable {
     public var moveFrames: [[Move]] {
         var seen: Set<[UInt8]> = []
         return received.withLock { $0 }.filter { $0.type == 0x10 && seen.insert([UInt8(truncatingIfNeeded: $0.nonce), UInt8($0.nonce >> 8)] + $0.payload).inserted }.map { f in
-            (0..<Int(f.payload[0])).map { i in
-                let o = 1 + i * 13
-                return Move(module: Int(u(f.payload, o, 2)), flap: Int(f.payload[o + 2]), startMicros: u(f.payload, o + 3, 8), flipMs: Int(u(f.payload, o + 11, 2)))
-            }
+            (0..<Int(f.payload[0])).map { move(f.payload, 1 + $0 * 13) }
         }
     }
 

@@ -107,6 +107,18 @@ import Testing
             return states
         }
 
+        /// `flapd run` on the board with `stateDir`: once every module has been sent blank,
+        /// "ZZZZZZ" ('Z' is 26 flips from blank on both drums: over 5 s for every module),
+        /// returned once the first module's target has gone out.
+        func runSendingZ(stateDir: String) async throws -> FlapdProcess {
+            let flapd = try FlapdProcess(["run", "--config", config, "--plain", "--no-sound", "--state-dir", stateDir])
+            let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+            #expect(await eventually { sent().last == Array(repeating: 0, count: 6) }, "\(sent())\n\(flapd.stderr)")
+            #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8)).status == 201)
+            #expect(await eventually { sent().last?.first == 26 }, "\(sent())\n\(flapd.stderr)")
+            return flapd
+        }
+
         /// What a port opening sends: one frame, or a set for each module.
         var wholeState: Int { peer == nil ? 1 : 6 }
 
@@ -127,12 +139,7 @@ import Testing
         defer { board.close() }
         let dir = try scratchDirectory("flap-\(bus)-stop")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let flapd = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
-        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
-        #expect(await eventually { board.sent().last == Array(repeating: 0, count: 6) }, "\(board.sent())\n\(flapd.stderr)")
-        // 'Z' is 26 flips from blank on both drums: over 5 s for every module.
-        #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8)).status == 201)
-        #expect(await eventually { board.sent().last?.first == 26 }, "\(board.sent())\n\(flapd.stderr)")
+        let flapd = try await board.runSendingZ(stateDir: dir)
         flapd.terminate()
         #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
         // Codes (saved) and drum indices (sent) are the same numbers for blank and A–Z.
@@ -150,11 +157,7 @@ import Testing
         defer { board.close() }
         let dir = try scratchDirectory("flap-\(bus)-kill")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let first = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
-        let port = try #require(await first.apiPort(), "\(first.stderr)")
-        #expect(await eventually { board.sent().last == Array(repeating: 0, count: 6) }, "\(board.sent())\n\(first.stderr)")
-        #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8)).status == 201)
-        #expect(await eventually { board.sent().last?.first == 26 }, "\(board.sent())\n\(first.stderr)")
+        let first = try await board.runSendingZ(stateDir: dir)
         // The message is kept (the state file holds the target) before the kill.
         #expect(await eventually { savedPositions(dir, "target") == Array(repeating: 26, count: 6) }, "\(first.stderr)")
         kill(first.pid, SIGKILL)
