@@ -5,14 +5,15 @@ import Glibc
 
 /// Reads a descriptor until `running` turns false (or the descriptor ends) and hands on each
 /// frame's bytes between 0x00 delimiters, unstuffed and with a good CRC32 stripped — read with
-/// the independent decoder. Frames that fail are skipped.
+/// the independent decoder. Frames that fail are skipped. `quiet` is called each time 50 ms
+/// pass with nothing to read (every byte written before such a spell began has been handed on).
 enum PeerFrames {
-    static func read(_ fd: Int32, running: () -> Bool, stopAtEnd: Bool, _ frame: ([UInt8]) -> Void) {
+    static func read(_ fd: Int32, running: () -> Bool, stopAtEnd: Bool, quiet: () -> Void, _ frame: ([UInt8]) -> Void) {
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while running() {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 50) > 0 else { continue }
+            guard poll(&p, 1, 50) > 0 else { quiet(); continue }
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             guard n > 0 else { if stopAtEnd { return } else { continue } }
             for b in buffer[0..<n] {

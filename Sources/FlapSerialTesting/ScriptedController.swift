@@ -37,6 +37,11 @@ public final class ScriptedController: @unchecked Sendable {
     private let led: Bool
     private let faulty: Set<Int>
     private let running = Atomic(true)
+    private let quiet = Atomic(0)
+
+    /// How many times the peer has found nothing to read for 50 ms: once it has grown by two
+    /// since a writer ended, every byte that writer wrote has been received.
+    public var quietSpells: Int { quiet.load(ordering: .relaxed) }
     private var thread: Thread?
 
     public init(modules: Int, led: Bool = false, faulty: Set<Int> = [], _ script: [Answer] = []) throws {
@@ -101,7 +106,7 @@ public final class ScriptedController: @unchecked Sendable {
 
     private func serve() {
         var index = 0
-        PeerFrames.read(master, running: { running.load(ordering: .relaxed) }, stopAtEnd: false) { body in
+        PeerFrames.read(master, running: { running.load(ordering: .relaxed) }, stopAtEnd: false, quiet: { quiet.add(1, ordering: .relaxed) }) { body in
             guard body.count >= 4 else { return }
             let frame = Received(type: body[1], nonce: UInt16(body[2]) | UInt16(body[3]) << 8, payload: Array(body[4...]))
             received.withLock { $0.append(frame) }

@@ -26,6 +26,11 @@ public final class ScriptedDisplay: @unchecked Sendable {
     public let received = Mutex<[(nonce: UInt64, flaps: [UInt64])]>([])
     private var thread: Thread?
     private let running = Atomic(true)
+    private let quiet = Atomic(0)
+
+    /// How many times the peer has found nothing to read for 50 ms: once it has grown by two
+    /// since a writer ended, every byte that writer wrote has been received.
+    public var quietSpells: Int { quiet.load(ordering: .relaxed) }
 
     /// A display on the far end of a new pseudo-terminal pair; the host talks to `host`.
     public init(_ script: [Answer]) throws {
@@ -81,7 +86,7 @@ public final class ScriptedDisplay: @unchecked Sendable {
 
     private func serve() {
         var index = 0
-        PeerFrames.read(peer, running: { running.load(ordering: .relaxed) }, stopAtEnd: true) { body in
+        PeerFrames.read(peer, running: { running.load(ordering: .relaxed) }, stopAtEnd: true, quiet: { quiet.add(1, ordering: .relaxed) }) { body in
             let fields = Independent.fields(body)
             let nonce = fields.first { $0.0 == 1 }?.1 ?? 0
             let flaps = Independent.fields(fields.first { $0.0 == 3 }?.2 ?? []).map { m in

@@ -17,6 +17,11 @@ public final class StationPeer: @unchecked Sendable {
     private let listening: Int32
     private let kept: Int32
     private let running = Atomic(true)
+    private let quiet = Atomic(0)
+
+    /// How many times the peer has found nothing to read for 50 ms: once it has grown by two
+    /// since a writer ended, every byte that writer wrote has been received.
+    public var quietSpells: Int { quiet.load(ordering: .relaxed) }
     private var thread: Thread?
 
     /// `device`: the host is another process, which opens `devicePath`; else this one, on `host`.
@@ -51,7 +56,7 @@ public final class StationPeer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while running.load(ordering: .relaxed) {
             var p = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 50) > 0 else { continue }
+            guard poll(&p, 1, 50) > 0 else { quiet.add(1, ordering: .relaxed); continue }
             let n = buffer.withUnsafeMutableBytes { read(listening, $0.baseAddress, $0.count) }
             if n > 0 { received.withLock { $0 += buffer[0..<n] } }
         }

@@ -123,11 +123,16 @@ public final class Conductor: Sendable {
         return kept
     }
 
-    /// Stops the thread after the flips already due; pending flips are dropped.
+    /// Stops the thread after the flips already due; pending flips are dropped, so that no
+    /// board is moving any more and `restore` takes where the outputs left the modules.
     public func stop() {
         state.withLock { $0.running = false }
         wake.signal()
         exited.wait()
+        state.withLock { s in
+            s.heap.removeAll { _ in true }
+            for b in s.tracks.indices { s.tracks[b].pending = 0 }
+        }
         let fd = wakeLatencyRequest.exchange(-1, ordering: .acquiringAndReleasing)
         if fd >= 0 { RealtimeSetup.release(fd) }
         if lockedMemory.exchange(false, ordering: .acquiringAndReleasing) { RealtimeSetup.unlockMemory() }

@@ -119,6 +119,14 @@ import Testing
             return flapd
         }
 
+        /// Whether the peer has received every byte a writer that has ended wrote: it has twice
+        /// found nothing to read since (a dead flapd's last frame may still be in the pty).
+        func caughtUp() async -> Bool {
+            func spells() -> Int { display?.quietSpells ?? controller?.quietSpells ?? peer!.quietSpells }
+            let since = spells()
+            return await eventually { spells() >= since + 2 }
+        }
+
         /// What a port opening sends: one frame, or a set for each module.
         var wholeState: Int { peer == nil ? 1 : 6 }
 
@@ -142,6 +150,7 @@ import Testing
         let flapd = try await board.runSendingZ(stateDir: dir)
         flapd.terminate()
         #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
+        #expect(await board.caughtUp())
         // Codes (saved) and drum indices (sent) are the same numbers for blank and A–Z.
         let saved = try #require(savedPositions(dir), "\(flapd.stderr)")
         let last = try #require(board.sent().last)
@@ -162,6 +171,7 @@ import Testing
         #expect(await eventually { savedPositions(dir, "target") == Array(repeating: 26, count: 6) }, "\(first.stderr)")
         kill(first.pid, SIGKILL)
         _ = await first.waitForExit()
+        #expect(await board.caughtUp())
         let before = board.sent()
         let last = try #require(before.last)
         if board.cascades { #expect(last.contains(0), "the kill came before the last module's target went out: \(before)") }
@@ -170,7 +180,12 @@ import Testing
         defer { second.terminate() }
         #expect(await eventually { board.sent().count >= before.count + board.wholeState }, "\(board.sent())\n\(second.stderr)")
         let told = board.sent()[before.count + board.wholeState - 1]
-        #expect(told == last, "after the restart the modules were told \(told); they were going to \(last)")
+        // A target is journaled just before it is written: a kill between the two leaves the
+        // journal one group (here one module, the next due) ahead of the wire, and that module is
+        // told the message's target — on its way, not a turn for nothing.
+        let ahead = told.indices.filter { told[$0] != last[$0] }
+        #expect(ahead.isEmpty || (ahead.count == 1 && ahead[0] == last.firstIndex(of: 0) && told[ahead[0]] == 26),
+                "after the restart the modules were told \(told); they were going to \(last)")
         // The message is taken up again: every module ends on Z.
         #expect(await eventually { board.sent().last == Array(repeating: 26, count: 6) }, "\(board.sent())\n\(second.stderr)")
     }

@@ -82,6 +82,25 @@ final class Recorder: ModuleDriver {
         #expect(events.filter { $0.col == 1 }.count % drum.count == 5)
     }
 
+    /// A stop drops the flips a stop let run but the thread had not fired (a loaded machine):
+    /// the board is then still, and the daemon can put it where its outputs left the modules.
+    /// (Before, such a board stayed "moving" for ever and `restore` was refused: the state
+    /// saved a flap behind the motors.)
+    @Test func aStoppedConductorTakesTheOutputsPositions() {
+        let recorder = Recorder()
+        let slow = FlipTiming(flipMs: 4000, columnStaggerMs: 0, rowStaggerMs: 0)
+        let conductor = Conductor(boards: [.init(rows: 1, cols: 2, drum: drum, timing: slow, motion: .forward)],
+                                  drivers: [recorder])
+        _ = conductor.start()
+        conductor.play(board: 0, target: indices("ZZ"))
+        // Both first flips have begun (their 90° points are 2 s away): both are kept.
+        #expect(conductor.finishFlipsInProgress() >= 1)
+        conductor.stop()
+        #expect(!conductor.isMoving(board: 0))
+        conductor.restore(board: 0, positions: indices("BC"))
+        #expect(conductor.frame(board: 0).glyphs.map(\.text).joined() == "BC")
+    }
+
     @Test func nothingToDoSettlesAtOnce() {
         let recorder = Recorder()
         let conductor = Conductor(boards: [.init(rows: 1, cols: 1, drum: drum, timing: timing, motion: .forward)],
