@@ -174,6 +174,9 @@ extension Daemon {
         while config.boards.indices.contains(where: { wall.conductor.isMoving(board: $0) }), MonotonicClock.now() < deadline {
             MonotonicClock.sleep(until: MonotonicClock.now() + 5_000_000)
         }
+        // A starved conductor: what is saved comes from the outputs (`adoptOutputPositions`).
+        let late = config.boards.indices.filter { wall.conductor.isMoving(board: $0) }.map { config.boards[$0].id }
+        if !late.isEmpty { logger.warning("stopping: flips in progress not yet fired after a second past the slowest flip; saving where the outputs left the modules", metadata: ["boards": "\(late)"]) }
     }
 
     /// What is saved is where the outputs left the modules, whatever the conductor had fired: a
