@@ -154,6 +154,8 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting",
+                // The LED font, to draw a saved glyph as the chain must show it (checked by hand for A and B).
+                "FlapGPIO", "FlapCore",
                 // A scripted message API server, for frames a real hub never sends.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

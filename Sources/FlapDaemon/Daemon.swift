@@ -107,6 +107,10 @@ public struct Daemon: Sendable {
             let l = wall.conductor.lateness
             logger.info("conductor lateness", metadata: [
                 "flips": "\(l.count)", "p50_us": "\(l.p50Micros)", "p99_us": "\(l.p99Micros)", "max_us": "\(l.maxMicros)"])
+            for (board, e) in gpio.stepLateness {
+                logger.info("gpio step lateness", metadata: [
+                    "board": "\(config.boards[board].id)", "steps": "\(e.count)", "p50_us": "\(e.p50Micros)", "p99_us": "\(e.p99Micros)", "max_us": "\(e.maxMicros)"])
+            }
             if let s = sound?.stats {
                 logger.info("sound", metadata: ["clacks": "\(s.clacks)", "late": "\(s.late)", "dropped": "\(s.dropped)", "underruns": "\(s.underruns)",
                                                 "remaps": "\(s.remaps)", "peak": "\(s.peak)"])

@@ -98,17 +98,23 @@ public struct GPIOBoards: Sendable {
     /// The step journals' pages to disk (with the state file, against a power cut).
     func flush() { for d in drivers { d.driver.flushJournal() } }
 
+    /// The flaps a board's motors stand on now, or its LED modules show (drum indices; nil
+    /// where unknown).
+    func flaps(board: Int) -> [Int?]? {
+        drivers.first { $0.board == board }?.driver.flaps ?? leds.first { $0.board == board }?.driver.flaps
+    }
+
     /// The flaps the step journal puts a board's modules on (drum indices; nil where it does
     /// not know, or for a board without one).
-    /// The flaps a board's motors stand on now (drum indices; nil where unknown).
-    func flaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.flaps }
-
     func journaledFlaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.journaledFlaps }
 
     func stop() {
         for d in drivers { d.driver.stop() }
         for d in leds { d.driver.stop() }
     }
+
+    /// Each stepper board's step-edge lateness against its plan (the flips' is the conductor's).
+    var stepLateness: [(board: Int, lateness: LatenessSummary)] { drivers.map { ($0.board, $0.driver.stepLateness) } }
 
     /// What `/status` says of a board's lines, if it has any.
     func report(board: Int) -> [String: Any]? {

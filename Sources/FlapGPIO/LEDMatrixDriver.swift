@@ -14,8 +14,11 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     private let lock = NSCondition()
     /// What each module shows now.
     private var images: [[UInt8]]
-    /// (instant, module, image, the start of the flip it draws), soonest last.
-    private var due: [(at: Int64, module: Int, image: [UInt8], flipStart: Int64)] = []
+    /// (instant, module, image, the start of the flip it draws, the flap it ends on), soonest last.
+    private var due: [(at: Int64, module: Int, image: [UInt8], flipStart: Int64, flap: Int)] = []
+    /// The flap each module's frames shown so far draw (a flip in progress counted as
+    /// finished; nil until a plan has moved the module).
+    private var drawn: [Int?]
     private var running = false
     private var thread: Thread?
     private var shownFrames = 0
@@ -30,7 +33,13 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
         self.outputs = outputs
         self.log = log
         images = Array(repeating: Array(repeating: 0, count: 8), count: rows * cols)
+        drawn = Array(repeating: nil, count: rows * cols)
     }
+
+    /// The flap (drum index) each module shows as the frames written so far leave it, a flip in
+    /// progress counted as finished; nil for a module no plan has moved. After `stop`, what the
+    /// saved state must say: the glyph the chain's last frame draws.
+    public var flaps: [Int?] { lock.lock(); defer { lock.unlock() }; return drawn }
 
     /// Whether every planned frame has been shown.
     public var idle: Bool { lock.lock(); defer { lock.unlock() }; return due.isEmpty && !writing }
@@ -67,10 +76,11 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
             let module = Int(m.row) * cols + Int(m.col)
             var shown = LEDFont.rows(drum[Int(m.from)])
             for k in 0..<Int(m.flips) {
-                let next = LEDFont.rows(drum[m.position(afterFlip: k, drumCount: drum.count)])
+                let flap = m.position(afterFlip: k, drumCount: drum.count)
+                let next = LEDFont.rows(drum[flap])
                 let start = transitionStart + m.flipStart(k, flip: flip)
                 for phase in 1...4 {
-                    due.append((start + Int64(phase) * flip / 4, module, LEDFold.frame(from: shown, to: next, phase: phase), start))
+                    due.append((start + Int64(phase) * flip / 4, module, LEDFold.frame(from: shown, to: next, phase: phase), start, flap))
                 }
                 shown = next
             }
@@ -94,6 +104,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
             guard reached(due.last?.at, lock: lock) else { continue }
             while let d = due.last, d.at <= MonotonicClock.now() {
                 images[d.module] = d.image
+                drawn[d.module] = d.flap
                 due.removeLast()
             }
             let writes = chain.show(images)

@@ -264,25 +264,41 @@ import Testing
     /// rising edge while CS is low, passed down the chain; every device latches on CS's rising
     /// edge): the setup registers, then module 0 showing "A" and module 1 "B", drawn by hand.
     func checkMAX7219(_ states: [[Bool]]) {
-        var shift = [UInt16](repeating: 0, count: 2)
-        var registers = [[UInt8: UInt8]](repeating: [:], count: 2)
-        for (i, s) in states.enumerated() where i > 0 {
-            let before = states[i - 1]
-            if s[1] && !before[1] && !s[2] {
-                let carry = shift[0] & 0x8000 != 0
-                shift[0] = shift[0] << 1 | (s[0] ? 1 : 0)
-                shift[1] = shift[1] << 1 | (carry ? 1 : 0)
-            }
-            if s[2] && !before[2] { for d in 0..<2 { registers[d][UInt8(shift[d] >> 8)] = UInt8(shift[d] & 0xFF) } }
-        }
-        let a: [UInt8] = [0x38, 0x44, 0x44, 0x7C, 0x44, 0x44, 0x44, 0]  // " ### ", "#   #", "#   #", "#####", …
-        let b: [UInt8] = [0x78, 0x44, 0x44, 0x78, 0x44, 0x44, 0x78, 0]  // "#### ", "#   #", "#   #", "#### ", …
+        let registers = Self.max7219Registers(states, devices: 2)
         for d in 0..<2 {
             #expect([0x09, 0x0B, 0x0A, 0x0C, 0x0F].map { registers[d][$0] } == [0, 7, 9, 1, 0], "device \(d) setup: \(registers[d])")
         }
         // chain_order [1, 0]: the device nearest the Pi shows module 1.
-        #expect((1...8).map { registers[0][UInt8($0)] } == b && (1...8).map { registers[1][UInt8($0)] } == a, "\(registers)")
+        #expect(registers.map(Self.digits) == [Self.letterB, Self.letterA], "\(registers)")
     }
+
+    /// Each device's registers (the Pi's end first) once a recording of DIN, CLK and CS has been
+    /// clocked through the chain. A recording may begin mid-transaction (the tail of a trace):
+    /// a latch counts only after a whole transaction, 16 clocks a device, has been recorded.
+    static func max7219Registers(_ states: [[Bool]], devices: Int) -> [[UInt8: UInt8]] {
+        var shift = [UInt16](repeating: 0, count: devices)
+        var registers = [[UInt8: UInt8]](repeating: [:], count: devices)
+        var clocks = 0
+        for (i, s) in states.enumerated() where i > 0 {
+            let before = states[i - 1]
+            if s[1] && !before[1] && !s[2] {
+                for d in (1..<devices).reversed() { shift[d] = shift[d] << 1 | (shift[d - 1] & 0x8000 != 0 ? 1 : 0) }
+                shift[0] = shift[0] << 1 | (s[0] ? 1 : 0)
+                clocks += 1
+            }
+            if s[2] && !before[2] {
+                if clocks == 16 * devices { for d in 0..<devices { registers[d][UInt8(shift[d] >> 8)] = UInt8(shift[d] & 0xFF) } }
+                clocks = 0
+            }
+        }
+        return registers
+    }
+
+    /// The eight rows a device shows (digit registers 1–8; missing rows 0).
+    static func digits(_ registers: [UInt8: UInt8]) -> [UInt8] { (1...8).map { registers[UInt8($0)] ?? 0 } }
+
+    static let letterA: [UInt8] = [0x38, 0x44, 0x44, 0x7C, 0x44, 0x44, 0x44, 0]  // " ### ", "#   #", "#   #", "#####", …
+    static let letterB: [UInt8] = [0x78, 0x44, 0x44, 0x78, 0x44, 0x44, 0x78, 0]  // "#### ", "#   #", "#   #", "#### ", …
 
     /// The outputs a chain of 74HC595s shows after each latch, simulated here from the datasheet
     /// (DATA shifts in on CLOCK's rising edge, outputs take the register on LATCH's), as each

@@ -1,3 +1,5 @@
+import FlapCore
+import FlapGPIO
 import Foundation
 import Testing
 
@@ -73,17 +75,8 @@ import Testing
             echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
             """) else { return }
         #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
-        func saved(_ prefix: String) -> [Int]? {
-            guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
-                  let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
-                  let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
-            return board["positions"] as? [Int]
-        }
-        // Saved as Vestaboard codes; the standard drum " A–Z 0–9 ! ? +" has blank, A–Z, the
-        // digits and '!' at the index of their code, '?' (code 60) at 38 and '+' (46) at 39.
-        func flap(_ code: Int) -> Int { [60: 38, 46: 39][code] ?? code }
-        let stopped = try #require(saved("SAVED"), "\(console)").map(flap)
-        let final = try #require(saved("SAVED-AGAIN"), "\(console)").map(flap)
+        let stopped = try #require(Self.saved("SAVED", console), "\(console)")
+        let final = try #require(Self.saved("SAVED-AGAIN", console), "\(console)")
         #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
         let firstRun = board.steps(first), all = board.steps(first + second)
         for m in 0..<3 {
@@ -91,6 +84,43 @@ import Testing
             #expect(firstRun[m] == 2 * stopped[m], "module \(m): \(firstRun[m]) steps, saved at flap \(stopped[m])")
             #expect(all[m] % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all[m]) steps in all, saved \(final[m])")
         }
+    }
+
+    /// The board's positions a console line `prefix {boards.json}` holds, as drum indices: saved
+    /// as Vestaboard codes, and the standard drum " A–Z 0–9 ! ? +" has blank, A–Z, the digits
+    /// and '!' at the index of their code, '?' (code 60) at 38 and '+' (46) at 39.
+    static func saved(_ prefix: String, _ console: [String]) -> [Int]? {
+        guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
+              let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
+              let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
+        return (board["positions"] as? [Int])?.map { [60: 38, 46: 39][$0] ?? $0 }
+    }
+
+    /// 6c: SIGTERM mid-transition on a chain of three MAX7219s: the chain's last frame draws, on
+    /// every device, the glyph the saved state says (drawn with flapd's LED font, which
+    /// `GPIOHILTests` checks by hand), and the next message ends on its glyphs, drawn by hand.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func aStopMidTransitionLeavesEveryLEDModuleOnTheSavedGlyph() async throws {
+        let board = Board(name: "max7219", gpio: { _ in "{ chip: gpiochip0, kind: max7219, din: 0, clk: 1, cs: 2, chain_order: [0, 1, 2], intensity: 9 }" },
+                          lines: [0, 1, 2], killSteps: 0) { _ in [] }
+        // A frame of the chain is some 2,400 traced line writes: a message's frames overflow the
+        // trace buffer, which keeps the newest. So each run's last 3,000 writes are recorded (a
+        // multiple of the request's 3 lines: whole writes), several frames.
+        guard let (console, first, second) = try await twoRuns(board, "ledstop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                               stepsPerRevolution: 0, first: "+++", second: "BAB",
+                                                               record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
+            kill -TERM $f; wait $f
+            echo "FLAPD-EXIT stop $?"
+            echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
+            """) else { return }
+        #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
+        let stopped = try #require(Self.saved("SAVED", console), "\(console)")
+        #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
+        let atStop = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
+        let saved = stopped.map { LEDFont.rows(Drum.standard.glyphs[$0]) }
+        #expect(atStop == saved, "the chain's last frame at the stop \(atStop); the saved flaps \(stopped) are drawn \(saved)")
+        let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
+        #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
     }
 
     /// 6b: SIGKILL at a random instant mid-transition — several steps a flip, so a moving module
@@ -122,10 +152,12 @@ import Testing
     /// Two runs of `flapd run` on `board` (`timing` and `stepsPerRevolution` as given), one state
     /// folder: the first is sent `first` and, once it logs the message accepted, ended by
     /// `interrupt` (guest shell; `$f` is flapd),
-    /// the second is sent "BCD" and stopped once it has settled. Every wait in the guest ends when
+    /// the second is sent `second` and stopped once it has settled; each run's lines are
+    /// recorded by `record`. Every wait in the guest ends when
     /// flapd does (a config it refuses, say: its log is printed). Returns the console and the line
     /// states the kernel traced in each run; nil (recorded) without.
-    func twoRuns(_ board: Board, _ name: String, timing: String, stepsPerRevolution: Int, first: String,
+    func twoRuns(_ board: Board, _ name: String, timing: String, stepsPerRevolution: Int, first: String, second: String = "BCD",
+                 record: String = "grep gpio_value $T/trace",
                  interrupt: String) async throws -> (console: [String], first: [[Bool]], second: [[Bool]])? {
         let dir = try scratchDirectory("flap-gpio-\(name)-\(board.name)")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -156,17 +188,17 @@ import Testing
             until grep -q "message accepted" /tmp/run1.log || ! alive $f; do :; done
             \(interrupt)
             wait $s
-            echo "RECORD-BEGIN 1 base $base"; grep gpio_value $T/trace; echo "RECORD-END 1"
+            echo "RECORD-BEGIN 1 base $base"; \(record); echo "RECORD-END 1"
             echo > $T/trace
             \(run) > /tmp/run2.log 2>&1 &
             f=$!
             until grep -q "local API listening" /tmp/run2.log || ! alive $f; do :; done
-            /flapd send --url http://127.0.0.1:7000 "BCD"
+            /flapd send --url http://127.0.0.1:7000 "\(second)"
             until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false' || ! alive $f; do :; done
             kill -TERM $f; wait $f
             echo "FLAPD-EXIT again $?"
             echo "SAVED-AGAIN $(tr -d '\\n ' < /tmp/s/boards.json)"
-            echo "RECORD-BEGIN 2 base $base"; grep gpio_value $T/trace; echo "RECORD-END 2"
+            echo "RECORD-BEGIN 2 base $base"; \(record); echo "RECORD-END 2"
             cat /tmp/run1.log /tmp/run2.log
             """, files: [FlapdProcess.executable, "\(dir)/\(name).yaml"] + modules)
         let qemu = try guest.boot()

@@ -86,4 +86,26 @@ struct MAX7219Model {
         #expect(model.rows(0) == LEDFont.rows(Glyph(character: "B")!) && model.rows(1) == LEDFont.rows(.blank))
         #expect(driver.frames >= 2 && driver.frames <= 8, "two flips of four frames each, late ones merged")
     }
+
+    /// A stop mid-transition: the flip in progress is drawn to its end, and what the driver says
+    /// each module shows — what the daemon saves — is the glyph of the chain's last frame.
+    @Test func aStopEndsOnTheGlyphTheDriverReports() throws {
+        let sink = RecordingOutputs()
+        let chain = MAX7219Chain(din: 0, clk: 1, cs: 2, order: [0, 1])
+        let driver = LEDMatrixDriver(board: 0, rows: 1, cols: 2, chain: chain, outputs: sink)
+        driver.start(glyphs: [.blank, .blank])
+        #expect(driver.flaps == [nil, nil], "no plan has moved a module")
+        let plan = Planner.plan(from: Frame(rows: 1, cols: 2), to: try Frame(codes: [[26, 0]], rows: 1, cols: 2), drum: .standard,
+                                timing: FlipTiming(flipMs: 200, columnStaggerMs: 0, rowStaggerMs: 0), motion: .forward)!
+        driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
+        let end = Date().addingTimeInterval(120)
+        while driver.frames < 3, Date() < end { usleep(1000) }
+        driver.finish(board: 0, at: MonotonicClock.now())
+        driver.stop()
+        let flap = try #require(driver.flaps[0])
+        #expect(driver.flaps[1] == nil)
+        var model = MAX7219Model(devices: 2)
+        model.take(sink.recorded)
+        #expect(model.rows(0) == LEDFont.rows(Drum.standard.glyphs[flap]), "the last frame draws flap \(flap)")
+    }
 }
