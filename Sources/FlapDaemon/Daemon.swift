@@ -79,6 +79,7 @@ public struct Daemon: Sendable {
             notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
         })
         keeper?.start(wall)
+        adoptReportedPositions(wall, serial: serial, journal: journal)
         serial.start(positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }, threads: threads)
         gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
                    positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) },
@@ -192,6 +193,32 @@ extension Daemon {
             guard let flaps = gpio.flaps(board: i) ?? serial.sent(board: i, count: board.rows * board.cols),
                   var positions = board.drum.indices(of: wall.conductor.frame(board: i)), flaps.count == positions.count else { continue }
             for (m, flap) in flaps.enumerated() { if let flap { positions[m] = UInt8(flap) } }
+            wall.conductor.restore(board: i, positions: positions)
+            journal?.set(board: i, codes: wall.conductor.frame(board: i).codes.flatMap { $0 })
+        }
+    }
+
+    /// A display that reports where its modules stand (the splitflap protocol's module state) is
+    /// believed over the journal: a module it reports normal and still on another flap (it lost
+    /// power and homed, or was turned while flapd was down) starts from there, and `resume`
+    /// turns it to the saved target. Call before the serial outputs start.
+    func adoptReportedPositions(_ wall: Wall, serial: SerialOutputs, journal: PositionJournal?) {
+        for (i, flaps) in serial.reported(boardIDs: config.boards.map(\.id), logger: logger) {
+            let board = config.boards[i]
+            guard var positions = board.drum.indices(of: wall.conductor.frame(board: i)), positions.count == flaps.count else { continue }
+            var elsewhere: [String] = []
+            for (m, flap) in flaps.enumerated() {
+                guard let flap, flap != Int(positions[m]) else { continue }
+                guard flap < board.drum.glyphs.count else {
+                    logger.warning("the splitflap display reports a flap the board's drum does not have", metadata: ["board": "\(board.id)", "module": "\(m)", "flap": "\(flap)", "drum": "\(board.drum.glyphs.count) flaps"])
+                    continue
+                }
+                elsewhere.append("module \(m) on flap \(flap), saved \(positions[m])")
+                positions[m] = UInt8(flap)
+            }
+            guard !elsewhere.isEmpty else { continue }
+            logger.notice("the display reports modules elsewhere than the saved state; they start from where it reports", metadata: [
+                "board": "\(board.id)", "modules": "\(elsewhere.count)", "first": "\(elsewhere.prefix(3).joined(separator: "; "))"])
             wall.conductor.restore(board: i, positions: positions)
             journal?.set(board: i, codes: wall.conductor.frame(board: i).codes.flatMap { $0 })
         }

@@ -1,7 +1,9 @@
 import FlapCore
 import FlapSerial
 import FlapTiming
+import Foundation
 import Logging
+import Synchronization
 
 /// The boards whose modules hang off a serial bus: an open splitflap display, flapbus
 /// controllers, or salvaged station modules. Each port is opened (again, every second while
@@ -56,6 +58,29 @@ public struct SerialOutputs: Sendable {
     }
 
     var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
+
+    /// Where each splitflap display says its modules stand, asked of every display at once
+    /// before `start` (see `SplitflapDriver.reported`): board → each module's flap, nil for a
+    /// module not normal. A display with no still report, or another module count, is left out
+    /// and logged.
+    func reported(boardIDs: [String], logger: Logger) -> [Int: [Int?]] {
+        let answers = Mutex<[Int: SplitflapDriver.Reported?]>([:])
+        DispatchQueue.concurrentPerform(iterations: splitflaps.count) { k in
+            let d = splitflaps[k]
+            let r = d.reported()
+            answers.withLock { $0[d.board] = r }
+        }
+        var flaps: [Int: [Int?]] = [:]
+        for (board, answer) in answers.withLock({ $0 }) {
+            let id = boardIDs[board]
+            switch answer {
+            case .flaps(let f)?: flaps[board] = f
+            case .otherCount(let n)?: logger.warning("the splitflap display reports \(n) modules, not the board's count; starting from the saved state", metadata: ["board": "\(id)"])
+            case nil: logger.info("the splitflap display sent no report with every module still; starting from the saved state", metadata: ["board": "\(id)"])
+            }
+        }
+        return flaps
+    }
 
     /// Starts every link; every module is first sent where it is (`positions`).
     func start(positions: (Int) -> [UInt8]?, threads: TimingThreads) {

@@ -29,6 +29,8 @@ public final class SplitflapLink: @unchecked Sendable {
         var resent = false
         var counters = Counters()
         var running = true
+        /// A request for the display's state waits to go out.
+        var askState = false
     }
 
     private let open: @Sendable () throws(SerialError) -> any SerialTransport
@@ -51,9 +53,33 @@ public final class SplitflapLink: @unchecked Sendable {
     }
 
     /// Starts the link's thread (`flapd-sf-link`), at normal priority: it ships frames whose
-    /// instants the display keep.
+    /// instants the display keep. Starting a started link does nothing.
     public func start() {
+        guard thread == nil else { return }
         thread = TimingThreads.plain.start("sf-link") { [self] _ in loop() }
+    }
+
+    /// Asks the display what its modules show, and returns the first report in which none is
+    /// moving: a display that sends no report within `answerWithin` seconds is not waited for
+    /// further, one whose modules are turning is asked again every retry interval until
+    /// `stillWithin`. Nil when no such report came. The link must be started.
+    public func stillReport(answerWithin: Double = 1, stillWithin: Double = 6) -> [SplitflapProtocol.ModuleState]? {
+        let start = Date()
+        let before = counters.stateReports
+        var asked = Date.distantPast
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            let c = counters
+            if c.stateReports > before, !c.modules.contains(where: \.moving) { return c.modules }
+            let limit = start.addingTimeInterval(c.stateReports > before ? stillWithin : answerWithin)
+            if Date() >= limit { return nil }
+            if Date().timeIntervalSince(asked) * 1e9 >= Double(retryNanos) {
+                shared.withLock { $0.askState = true }
+                asked = Date()
+            }
+            _ = changed.wait(until: min(limit, asked.addingTimeInterval(Double(retryNanos) / 1e9)))
+        }
     }
 
     /// The full state the display should take (every module's target).
@@ -136,6 +162,10 @@ public final class SplitflapLink: @unchecked Sendable {
         do {
             try transport.write(SplitflapProtocol.enterProtobufMode)
             while running {
+                if shared.withLock({ s in defer { s.askState = false }; return s.askState }) {
+                    let nonce = self.nonce.withLock { n in n = n == .max ? 1 : n + 1; return n }
+                    try transport.write(SplitflapProtocol.requestState(nonce: nonce))
+                }
                 if inFlight == nil, let wanted = shared.withLock({ s in defer { s.wanted = nil }; return s.wanted }) {
                     let nonce = self.nonce.withLock { n in n = n == .max ? 1 : n + 1; return n }
                     let frame = SplitflapProtocol.config(nonce: nonce, modules: wanted)
@@ -158,6 +188,7 @@ public final class SplitflapLink: @unchecked Sendable {
                             changed.lock(); changed.broadcast(); changed.unlock()
                         case .state(let modules, _):
                             shared.withLock { $0.counters.stateReports += 1; $0.counters.modules = modules }
+                            changed.lock(); changed.broadcast(); changed.unlock()
                             if inFlight == nil { compare(modules) }
                         case .log(let text):
                             log("splitflap: \(text)")

@@ -15,6 +15,18 @@ public final class ScriptedDisplay: @unchecked Sendable {
         case ackThenReport([UInt8])
     }
 
+    /// One module as the display reports it when asked for its state.
+    public struct Standing: Sendable {
+        public var flap: UInt8, state: UInt8, moving: Bool
+        public init(flap: UInt8, state: UInt8 = 0, moving: Bool = false) { self.flap = flap; self.state = state; self.moving = moving }
+    }
+
+    /// What the display answers each request for its state (after an ack), in turn; the last
+    /// is repeated. Empty: a state of no modules.
+    public let standing = Mutex<[[Standing]]>([])
+    /// How many requests for its state the display has had.
+    public let stateRequests = Atomic(0)
+
     /// Lets a held answer go.
     public let release = DispatchSemaphore(value: 0)
 
@@ -89,13 +101,22 @@ public final class ScriptedDisplay: @unchecked Sendable {
         PeerFrames.read(peer, running: { running.load(ordering: .relaxed) }, stopAtEnd: true, quiet: { quiet.add(1, ordering: .relaxed) }) { body in
             let fields = Independent.fields(body)
             let nonce = fields.first { $0.0 == 1 }?.1 ?? 0
+            let ack = [0x1A, UInt8(Independent.varint(nonce).count + 1), 0x08] + Independent.varint(nonce)
+            if fields.contains(where: { $0.0 == 4 }) {  // request_state: not a config, not in the script
+                stateRequests.add(1, ordering: .relaxed)
+                let modules = standing.withLock { s in s.count > 1 ? s.removeFirst() : s.first ?? [] }.flatMap { m -> [UInt8] in
+                    [0x0A, 6, 0x08, m.state, 0x10, m.flap, 0x18, m.moving ? 1 : 0]
+                }
+                reply(ack)
+                reply([0x0A, UInt8(modules.count)] + modules)
+                return
+            }
             let flaps = Independent.fields(fields.first { $0.0 == 3 }?.2 ?? []).map { m in
                 Independent.fields(m.2 ?? []).first { $0.0 == 1 }?.1 ?? 0
             }
             received.withLock { $0.append((nonce, flaps)) }
             let answer = index < script.count ? script[index] : .ack
             index += 1
-            let ack = [0x1A, UInt8(Independent.varint(nonce).count + 1), 0x08] + Independent.varint(nonce)
             switch answer {
             case .ack: reply(ack)
             case .holdThenAck:
