@@ -101,8 +101,7 @@ import Testing
     /// `GPIOHILTests` checks by hand), and the next message ends on its glyphs, drawn by hand.
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aStopMidTransitionLeavesEveryLEDModuleOnTheSavedGlyph() async throws {
-        let board = Board(name: "max7219", gpio: { _ in "{ chip: gpiochip0, kind: max7219, din: 0, clk: 1, cs: 2, chain_order: [0, 1, 2], intensity: 9 }" },
-                          lines: [0, 1, 2], killSteps: 0) { _ in [] }
+        let board = Self.max7219
         // A frame of the chain is some 2,400 traced line writes: a message's frames overflow the
         // trace buffer, which keeps the newest. So each run's last 3,000 writes are recorded (a
         // multiple of the request's 3 lines: whole writes), several frames.
@@ -122,6 +121,32 @@ import Testing
         let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
         #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
     }
+
+    /// 6c with 6b: SIGKILL at a random instant mid-transition on the MAX7219 chain, then a
+    /// restart and a new message: the chain's last frame draws the new message's glyphs on every
+    /// device, and the state saved at the end says the same.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func aKillMidTransitionThenARestartLandsEveryLEDModuleOnTheNewGlyph() async throws {
+        guard let (console, first, second) = try await twoRuns(Self.max7219, "ledkill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                               stepsPerRevolution: 0, first: "+++", second: "BAB",
+                                                               record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
+            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
+            while [ $i -lt $n ]; do i=$((i + 1)); done
+            kill -KILL $f; wait $f
+            echo "KILLED after $n"
+            """) else { return }
+        #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
+        let plus = LEDFont.rows(Drum.standard.glyphs[39])
+        let atKill = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
+        #expect(atKill.contains { $0 != plus }, "the kill came mid-transition: the chain's last frame \(atKill)")
+        let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
+        #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
+        #expect(Self.saved("SAVED-AGAIN", console) == [2, 1, 2], "\(console)")
+    }
+
+    /// A chain of three MAX7219s on the simulator's first three lines.
+    static let max7219 = Board(name: "max7219", gpio: { _ in "{ chip: gpiochip0, kind: max7219, din: 0, clk: 1, cs: 2, chain_order: [0, 1, 2], intensity: 9 }" },
+                               lines: [0, 1, 2], killSteps: 0) { _ in [] }
 
     /// 6b: SIGKILL at a random instant mid-transition — several steps a flip, so a moving module
     /// is almost always caught between two flaps — then a restart and a new message: every
