@@ -198,26 +198,26 @@ extension Daemon {
         }
     }
 
-    /// A display that reports where its modules stand (the splitflap protocol's module state) is
-    /// believed over the journal: a module it reports normal and still on another flap (it lost
+    /// A display or controller that reports where its modules stand (the splitflap protocol's
+    /// module state, flapbus STATUS with its `moving` bits) is believed over the journal: a module it reports normal and still on another flap (it lost
     /// power and homed, or was turned while flapd was down) starts from there, and `resume`
     /// turns it to the saved target. Call before the serial outputs start.
     func adoptReportedPositions(_ wall: Wall, serial: SerialOutputs, journal: PositionJournal?) {
-        for (i, flaps) in serial.reported(boardIDs: config.boards.map(\.id), logger: logger) {
+        for (i, flaps) in serial.reported(config: config, logger: logger) {
             let board = config.boards[i]
             guard var positions = board.drum.indices(of: wall.conductor.frame(board: i)), positions.count == flaps.count else { continue }
             var elsewhere: [String] = []
             for (m, flap) in flaps.enumerated() {
                 guard let flap, flap != Int(positions[m]) else { continue }
                 guard flap < board.drum.glyphs.count else {
-                    logger.warning("the splitflap display reports a flap the board's drum does not have", metadata: ["board": "\(board.id)", "module": "\(m)", "flap": "\(flap)", "drum": "\(board.drum.glyphs.count) flaps"])
+                    logger.warning("the bus reports a flap the board's drum does not have", metadata: ["board": "\(board.id)", "module": "\(m)", "flap": "\(flap)", "drum": "\(board.drum.glyphs.count) flaps"])
                     continue
                 }
                 elsewhere.append("module \(m) on flap \(flap), saved \(positions[m])")
                 positions[m] = UInt8(flap)
             }
             guard !elsewhere.isEmpty else { continue }
-            logger.notice("the display reports modules elsewhere than the saved state; they start from where it reports", metadata: [
+            logger.notice("the bus reports modules elsewhere than the saved state; they start from where it reports", metadata: [
                 "board": "\(board.id)", "modules": "\(elsewhere.count)", "first": "\(elsewhere.prefix(3).joined(separator: "; "))"])
             wall.conductor.restore(board: i, positions: positions)
             journal?.set(board: i, codes: wall.conductor.frame(board: i).codes.flatMap { $0 })

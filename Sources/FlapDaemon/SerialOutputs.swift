@@ -59,24 +59,30 @@ public struct SerialOutputs: Sendable {
 
     var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
 
-    /// Where each splitflap display says its modules stand, asked of every display at once
-    /// before `start` (see `SplitflapDriver.reported`): board → each module's flap, nil for a
-    /// module not normal. A display with no still report, or another module count, is left out
-    /// and logged.
-    func reported(boardIDs: [String], logger: Logger) -> [Int: [Int?]] {
-        let answers = Mutex<[Int: SplitflapDriver.Reported?]>([:])
-        DispatchQueue.concurrentPerform(iterations: splitflaps.count) { k in
-            let d = splitflaps[k]
-            let r = d.reported()
-            answers.withLock { $0[d.board] = r }
+    /// Where each splitflap display and flapbus controller says its modules stand, asked of
+    /// every bus at once before `start` (see `SplitflapDriver.reported`, `FlapbusDriver.reported`):
+    /// board → each module's flap, nil for a module not normal. A bus with no still report, or
+    /// that cannot say, is left out and logged.
+    func reported(config: FlapdConfig, logger: Logger) -> [Int: [Int?]] {
+        let asks: [(board: Int, ask: @Sendable () -> ReportedPositions?)] =
+            splitflaps.map { d in (d.board, { d.reported() }) }
+            + flapbuses.map { d in (d.board, { [count = config.boards[d.board].rows * config.boards[d.board].cols] in d.reported(count: count) }) }
+        let answers = Mutex<[Int: ReportedPositions?]>([:])
+        DispatchQueue.concurrentPerform(iterations: asks.count) { k in
+            let r = asks[k].ask()
+            answers.withLock { $0[asks[k].board] = r }
         }
         var flaps: [Int: [Int?]] = [:]
         for (board, answer) in answers.withLock({ $0 }) {
-            let id = boardIDs[board]
+            let id = config.boards[board].id, bus = config.boards[board].output.rawValue
             switch answer {
             case .flaps(let f)?: flaps[board] = f
-            case .otherCount(let n)?: logger.warning("the splitflap display reports \(n) modules, not the board's count; starting from the saved state", metadata: ["board": "\(id)"])
-            case nil: logger.info("the splitflap display sent no report with every module still; starting from the saved state", metadata: ["board": "\(id)"])
+            case .otherCount(let n)?:
+                logger.warning("the \(bus) bus reports \(n) modules, too few or too many for the board; starting from the saved state", metadata: ["board": "\(id)"])
+            case .motionUnknown?:
+                logger.info("the \(bus) controller does not say which modules turn; starting from the saved state", metadata: ["board": "\(id)"])
+            case nil:
+                logger.info("the \(bus) bus sent no report with every module still; starting from the saved state", metadata: ["board": "\(id)"])
             }
         }
         return flaps

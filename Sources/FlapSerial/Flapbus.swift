@@ -77,6 +77,8 @@ public enum Flapbus {
     /// One module's health as its controller counts it.
     public struct ModuleStatus: Equatable, Sendable {
         public var state: UInt8, flap: UInt8, missedHome: UInt16, unexpectedHome: UInt16, crcErrors: UInt16
+        /// Whether it turns (nil: the controller did not say — the `moving` bits are optional).
+        public var moving: Bool? = nil
     }
 
     /// Reads one controller frame (its bytes between delimiters).
@@ -96,9 +98,12 @@ public enum Flapbus {
             return .info(nonce: nonce, protocolVersion: p[0], modules: Int(u16(1)), led: p[3] == 1, drum: Array(p[5..<(5 + Int(p[4]))]))
         case .statusReport?:
             guard p.count >= 2, p.count >= 2 + Int(u16(0)) * 8 else { throw .malformed("STATUS shorter than its modules") }
-            let modules = (0..<Int(u16(0))).map { i in
+            let count = Int(u16(0)), bits = 2 + count * 8
+            let hasMoving = p.count >= bits + (count + 7) / 8
+            let modules = (0..<count).map { i in
                 let o = 2 + i * 8
-                return ModuleStatus(state: p[o], flap: p[o + 1], missedHome: u16(o + 2), unexpectedHome: u16(o + 4), crcErrors: u16(o + 6))
+                return ModuleStatus(state: p[o], flap: p[o + 1], missedHome: u16(o + 2), unexpectedHome: u16(o + 4), crcErrors: u16(o + 6),
+                                    moving: hasMoving ? p[bits + i / 8] & (1 << UInt8(i % 8)) != 0 : nil)
             }
             return .status(nonce: nonce, modules: modules)
         default:

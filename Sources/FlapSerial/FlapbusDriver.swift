@@ -44,6 +44,17 @@ public final class FlapbusDriver: MovePlanSink, Sendable {
         link.start()
     }
 
+    /// Where the controller says this board's `count` modules stand, asked before `start` (see
+    /// `FlapbusLink.stillReport`): the flap of each module it reports normal (state 0) and still,
+    /// nil for one that is not normal. Nil when no report came.
+    public func reported(count: Int, answerWithin: Double = 1, stillWithin: Double = 6) -> ReportedPositions? {
+        guard let all = link.stillReport(answerWithin: answerWithin, stillWithin: stillWithin) else { return nil }
+        guard all.count >= firstModule + count else { return .otherCount(all.count) }
+        let mine = all[firstModule..<(firstModule + count)]
+        guard !mine.contains(where: { $0.moving == nil }) else { return .motionUnknown }
+        return .flaps(mine.map { $0.state == 0 ? Int($0.flap) : nil })
+    }
+
     /// Lets every queued frame be acknowledged (a stop's MOVEs above all; at most `timeout`
     /// seconds, against a controller that is gone), then stops the link.
     public func stop(timeout: Double = 2) {

@@ -60,7 +60,31 @@ public final class FlapbusLink: @unchecked Sendable {
     /// Starts the link's thread (`flapd-flapbus`), at normal priority: it ships frames whose
     /// instants the controllers keep.
     public func start() {
+        guard thread == nil else { return }
         thread = TimingThreads.plain.start("flapbus") { [self] _ in loop() }
+    }
+
+    /// Asks the controller for STATUS and returns the first report in which no module turns (or
+    /// which does not say): a controller that sends none within `answerWithin` seconds is not
+    /// waited for further; one whose modules turn is asked again until `stillWithin`. Nil when
+    /// no such report came. Starts the link (a started link is left as it is).
+    public func stillReport(answerWithin: Double = 1, stillWithin: Double = 6) -> [Flapbus.ModuleStatus]? {
+        start()
+        let begun = Date(), before = counters.statusReports, every = max(0.25, Double(retryNanos) / 1e9)
+        var asked = Date.distantPast
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            let c = counters
+            if c.statusReports > before, !c.reported.contains(where: { $0.moving == true }) { return c.reported }
+            let limit = begun.addingTimeInterval(c.statusReports > before ? stillWithin : answerWithin)
+            if Date() >= limit { return nil }
+            if Date().timeIntervalSince(asked) >= every {
+                shared.withLock { $0.outbox.append(.frame { Flapbus.status(nonce: $0) }) }
+                asked = Date()
+            }
+            _ = changed.wait(until: min(limit, asked.addingTimeInterval(every)))
+        }
     }
 
     public func stop() {

@@ -41,19 +41,11 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     /// this has not): the flap of each module it reports normal and still, nil for one homing,
     /// faulty or disabled. Nil when the display sent no report in which every module is still
     /// (see `SplitflapLink.stillReport`), or reported another number of modules than the board has.
-    public func reported(answerWithin: Double = 1, stillWithin: Double = 6) -> Reported? {
+    public func reported(answerWithin: Double = 1, stillWithin: Double = 6) -> ReportedPositions? {
         link.start()
         guard let modules = link.stillReport(answerWithin: answerWithin, stillWithin: stillWithin) else { return nil }
         guard modules.count == targets.count else { return .otherCount(modules.count) }
         return .flaps(modules.map { $0.state == .normal ? $0.flap : nil })
-    }
-
-    /// A display's report of where its modules stand.
-    public enum Reported: Equatable, Sendable {
-        /// Each module's flap, nil for a module not normal.
-        case flaps([Int?])
-        /// The display has this many modules, not the board's count.
-        case otherCount(Int)
     }
 
     /// Every module's last target handed to the bus (row-major drum indices): the modules move

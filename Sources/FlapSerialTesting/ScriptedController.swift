@@ -29,6 +29,16 @@ public final class ScriptedController: @unchecked Sendable {
         public var module: Int, code: Int, atMicros: UInt64
     }
 
+    /// One module as a STATUS report gives it.
+    public struct Standing: Sendable {
+        public var flap: UInt8, state: UInt8, moving: Bool
+        public init(flap: UInt8, state: UInt8 = 0, moving: Bool = false) { self.flap = flap; self.state = state; self.moving = moving }
+    }
+
+    /// What STATUS is answered with, in turn (the last repeated), with the `moving` bits; empty:
+    /// every module normal (`faulty` in fault) on flap 0, without the `moving` bits.
+    public let standing = Mutex<[[Standing]]>([])
+
     public let devicePath: String
     public let received = Mutex<[Received]>([])
     private let master: Int32, slave: Int32
@@ -110,15 +120,24 @@ public final class ScriptedController: @unchecked Sendable {
             guard body.count >= 4 else { return }
             let frame = Received(type: body[1], nonce: UInt16(body[2]) | UInt16(body[3]) << 8, payload: Array(body[4...]))
             received.withLock { $0.append(frame) }
-            let answer = index < script.count ? script[index] : .answer
-            index += 1
+            // The script is of the frames other than STATUS, which is always answered.
+            let answer = frame.type == 0x13 ? .answer : index < script.count ? script[index] : .answer
+            if frame.type != 0x13 { index += 1 }
             guard answer != .drop else { return }
             if frame.type == 0x01 {
                 send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), led ? 1 : 0, 0], corrupt: answer == .corrupt)
             } else if frame.type == 0x13 {
                 // state, flap, missed_home u16, unexpected_home u16, crc_errors u16
-                let report = (0..<modules).flatMap { faulty.contains($0) ? [3, 0, 4, 0, 1, 0, 0, 0] : [0, 0, 0, 0, 0, 0, 0, 0] as [UInt8] }
-                send(0x93, nonce: frame.nonce, [UInt8(modules & 255), UInt8(modules >> 8)] + report, corrupt: answer == .corrupt)
+                var count = modules
+                var report = (0..<modules).flatMap { faulty.contains($0) ? [3, 0, 4, 0, 1, 0, 0, 0] : [0, 0, 0, 0, 0, 0, 0, 0] as [UInt8] }
+                if let given = standing.withLock({ s in s.count > 1 ? s.removeFirst() : s.first }) {
+                    count = given.count
+                    report = given.flatMap { [$0.state, $0.flap, 0, 0, 0, 0, 0, 0] }
+                    var bits = [UInt8](repeating: 0, count: (given.count + 7) / 8)
+                    for (m, g) in given.enumerated() where g.moving { bits[m / 8] |= 1 << UInt8(m % 8) }
+                    report += bits
+                }
+                send(0x93, nonce: frame.nonce, [UInt8(count & 255), UInt8(count >> 8)] + report, corrupt: answer == .corrupt)
             } else {
                 send(0x80, nonce: frame.nonce, [0], corrupt: answer == .corrupt)
             }

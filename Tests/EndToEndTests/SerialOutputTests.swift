@@ -165,12 +165,19 @@ extension FlapbusOutputTests {
         }
         #expect((modules?["reported"] as? [[String: Any]])?.map { $0["state"] as? String } == ["normal", "normal", "faulty"])
         #expect((modules?["serial"] as? [String: Any])?["controller_kind"] as? String == "led")
-        // A new flip interval by SIGHUP: the next SHOWs are 150 ms apart.
+        // Once "CAB" has settled (the STATUS asked at start may have answered before its flips
+        // ended), a new flip interval by SIGHUP: the next SHOWs are 150 ms apart.
+        var moving: Bool?
+        for _ in 0..<100_000 where moving != false {  // bounded against a hang; each round is a request
+            let report = try await http("GET", port: port, path: "/status").json as? [String: Any]
+            moving = (report?["boards"] as? [[String: Any]])?.first?["moving"] as? Bool
+        }
+        #expect(moving == false)
         try yaml(flip: 150).write(toFile: config, atomically: true, encoding: .utf8)
         kill(flapd.pid, SIGHUP)
         #expect(await flapd.waitForLog("config reloaded"))
         #expect(try await http("POST", port: port, body: Data(#"{"text":"CAF"}"#.utf8)).status == 201)
-        #expect(await eventually { controller.shows.count == flips + 4 }, "\(controller.shows)")
+        #expect(await eventually { controller.shows.count == flips + 4 }, "\(controller.shows)\n\(flapd.stderr)")
         let next = controller.shows.dropFirst(flips).map(\.atMicros)
         #expect(controller.shows.dropFirst(flips).map(\.code) == [3, 4, 5, 6] && zip(next, next.dropFirst()).allSatisfy { $1 - $0 == 150_000 }, "\(next)")
         flapd.terminate()

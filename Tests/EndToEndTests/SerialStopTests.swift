@@ -190,22 +190,34 @@ import Testing
         #expect(await eventually { board.sent().last == Array(repeating: 26, count: 6) }, "\(board.sent())\n\(second.stderr)")
     }
 
-    /// A splitflap display reports where its modules stand, and that is what flapd starts from
-    /// (issue 12, item 2): a display that lost power and homed, or was turned by hand while
-    /// flapd was down, is not told to go "back" to a saved flap and believed to be there — its
-    /// modules start from the flaps it reports and are turned to the saved target in cascade.
-    /// Asked while two modules are still turning, it is asked again; a module in sensor error
-    /// keeps the saved flap.
-    @Test func aStartBeginsFromWhereTheSplitflapDisplayReportsItsModules() async throws {
-        let board = try SelfMovingBoard("splitflap")
+    /// A splitflap display or a flapbus controller reports where its modules stand, and that is
+    /// what flapd starts from (issue 12, item 2): a display that lost power and homed, or was
+    /// turned by hand while flapd was down, is not told to go "back" to a saved flap and believed
+    /// to be there — its modules start from the flaps it reports and are turned to the saved
+    /// target in cascade. Asked while two modules still turn, it is asked again; a module in
+    /// sensor error keeps the saved flap.
+    @Test(arguments: ["splitflap", "flapbus"]) func aStartBeginsFromWhereTheBusReportsItsModules(bus: String) async throws {
+        let board = try SelfMovingBoard(bus)
         defer { board.close() }
-        let display = try #require(board.display)
-        let still: [ScriptedDisplay.Standing] = [.init(flap: 1), .init(flap: 2), .init(flap: 3), .init(flap: 0), .init(flap: 9, state: 2), .init(flap: 0)]
-        var turning = still
-        turning[1].moving = true
-        turning[2].moving = true
-        display.standing.withLock { $0 = [turning, still] }
-        let dir = try scratchDirectory("flap-sf-reported")
+        let still: [(flap: UInt8, state: UInt8)] = [(1, 0), (2, 0), (3, 0), (0, 0), (9, 2), (0, 0)]
+        let requests: () -> Int
+        if let display = board.display {
+            let standing = still.map { ScriptedDisplay.Standing(flap: $0.flap, state: $0.state) }
+            var turning = standing
+            turning[1].moving = true
+            turning[2].moving = true
+            display.standing.withLock { $0 = [turning, standing] }
+            requests = { display.stateRequests.load(ordering: .relaxed) }
+        } else {
+            let controller = try #require(board.controller)
+            let standing = still.map { ScriptedController.Standing(flap: $0.flap, state: $0.state) }
+            var turning = standing
+            turning[1].moving = true
+            turning[2].moving = true
+            controller.standing.withLock { $0 = [turning, standing] }
+            requests = { controller.received.withLock { $0.filter { $0.type == 0x13 }.count } }
+        }
+        let dir = try scratchDirectory("flap-\(bus)-reported")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let flapd = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
         defer { flapd.terminate() }
@@ -213,13 +225,21 @@ import Testing
         // The saved state (none: blank) is the target, so the modules it reports elsewhere are
         // turned back to blank, each at its cascade instant.
         #expect(await eventually { board.sent().last == Array(repeating: 0, count: 6) }, "\(board.sent())\n\(flapd.stderr)")
-        #expect(display.stateRequests.load(ordering: .relaxed) >= 2, "asked again while modules turned")
-        // The first state sent: where the display stands (module 4, in sensor error, where it
-        // was saved) — but for module 0, whose blank may already be due and replace it.
-        #expect(board.sent().first?.dropFirst() == [2, 3, 0, 0, 0], "first sent \(board.sent()); the display stood at 1, 2, 3, 0, (sensor error), 0")
-        #expect(flapd.stderr.contains("the display reports modules elsewhere than the saved state"), "\(flapd.stderr)")
-        // Blank reached module by module, left to right, not all at once.
+        #expect(requests() >= 2, "asked again while modules turned")
+        #expect(flapd.stderr.contains("the bus reports modules elsewhere than the saved state"), "\(flapd.stderr)")
         let states = board.sent()
-        #expect(states.contains([0, 2, 3, 0, 0, 0]) && states.contains([0, 0, 3, 0, 0, 0]), "\(states)")
+        if bus == "splitflap" {
+            // The first state sent: where the display stands (module 4, in sensor error, where it
+            // was saved) — but for module 0, whose blank may already be due and replace it.
+            #expect(states.first?.dropFirst() == [2, 3, 0, 0, 0], "first sent \(states); the display stood at 1, 2, 3, 0, (sensor error), 0")
+            // Blank reached module by module, left to right, not all at once.
+            #expect(states.contains([0, 2, 3, 0, 0, 0]) && states.contains([0, 0, 3, 0, 0, 0]), "\(states)")
+        } else {
+            // The start's MOVEs tell every module where it stands; then modules 0–2 are moved
+            // to blank (a full turn on, forward only) and no other.
+            let frames = try #require(board.controller?.moveFrames)
+            #expect(frames.first?.map(\.flap) == [1, 2, 3, 0, 0, 0], "\(frames)")
+            #expect(Set(frames.dropFirst().joined().map(\.module)) == [0, 1, 2], "\(frames)")
+        }
     }
 }

@@ -101,6 +101,13 @@ import Testing
                 .info(nonce: 1, protocolVersion: 1, modules: 132, led: false, drum: [0, 1, 2]))
         #expect(try Flapbus.decode(frame(0x93, 2, [1, 0, 2, 7, 3, 0, 1, 0, 9, 0])) ==
                 .status(nonce: 2, modules: [.init(state: 2, flap: 7, missedHome: 3, unexpectedHome: 1, crcErrors: 9)]))
+        // With the `moving` bits appended: nine modules, the second and the ninth turning.
+        let nine = (0..<9).flatMap { [0, UInt8($0), 0, 0, 0, 0, 0, 0] as [UInt8] }
+        guard case .status(_, let modules) = try Flapbus.decode(frame(0x93, 3, [9, 0] + nine + [0b0000_0010, 0b0000_0001])) else {
+            Issue.record("not a STATUS report"); return
+        }
+        #expect(modules.map(\.moving) == [false, true, false, false, false, false, false, false, true])
+        #expect(modules.map(\.flap) == Array(0..<9))
         #expect(throws: SerialFrameError.self) { try Flapbus.decode(frame(0x10, 1, [])) }
         #expect(throws: SerialFrameError.self) { try Flapbus.decode(frame(0x81, 1, [1, 132, 0, 0, 9])) }
     }
