@@ -87,13 +87,19 @@ import Testing
     }
 
     /// The board's positions a console line `prefix {boards.json}` holds, as drum indices: saved
-    /// as Vestaboard codes, and the standard drum " A–Z 0–9 ! ? +" has blank, A–Z, the digits
-    /// and '!' at the index of their code, '?' (code 60) at 38 and '+' (46) at 39.
+    /// as Vestaboard codes, read back through the standard drum " A–Z 0–9 ! ? +" — where the
+    /// digits are not at their codes ('1' is code 27 and index 28, '0' code 36 and index 27).
     static func saved(_ prefix: String, _ console: [String]) -> [Int]? {
         guard let line = console.first(where: { $0.hasPrefix(prefix + " {") }),
               let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(prefix.count + 1).utf8)) as? [String: Any],
               let board = (json["boards"] as? [[String: Any]])?.first else { return nil }
-        return (board["positions"] as? [Int])?.map { [60: 38, 46: 39][$0] ?? $0 }
+        return (board["positions"] as? [Int])?.map { code in Drum.standard.glyphs.firstIndex { Int($0.code) == code } ?? -1 }
+    }
+
+    /// CI: a stop that landed on a digit was read one flap short ('3', code 29, taken for
+    /// index 29, where the drum has it at 30) while the lines had it right.
+    @Test func savedCodesAreReadAsDrumIndices() {
+        #expect(Self.saved("S", [#"S {"boards":[{"positions":[0,1,26,27,29,35,36,37,60,46]}]}"#]) == [0, 1, 26, 28, 30, 36, 27, 37, 38, 39])
     }
 
     /// 6c: SIGTERM mid-transition on a chain of three MAX7219s: the chain's last frame draws, on
