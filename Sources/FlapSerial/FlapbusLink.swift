@@ -70,21 +70,9 @@ public final class FlapbusLink: @unchecked Sendable {
     /// no such report came. Starts the link (a started link is left as it is).
     public func stillReport(answerWithin: Double = 1, stillWithin: Double = 6) -> [Flapbus.ModuleStatus]? {
         start()
-        let begun = Date(), before = counters.statusReports, every = max(0.25, Double(retryNanos) / 1e9)
-        var asked = Date.distantPast
-        changed.lock()
-        defer { changed.unlock() }
-        while true {
-            let c = counters
-            if c.statusReports > before, !c.reported.contains(where: { $0.moving == true }) { return c.reported }
-            let limit = begun.addingTimeInterval(c.statusReports > before ? stillWithin : answerWithin)
-            if Date() >= limit { return nil }
-            if Date().timeIntervalSince(asked) >= every {
-                shared.withLock { $0.outbox.append(.frame { Flapbus.status(nonce: $0) }) }
-                asked = Date()
-            }
-            _ = changed.wait(until: min(limit, asked.addingTimeInterval(every)))
-        }
+        return waitForStillReport(changed: changed, every: max(0.25, Double(retryNanos) / 1e9), answerWithin: answerWithin, stillWithin: stillWithin,
+                                  ask: { shared.withLock { $0.outbox.append(.frame { Flapbus.status(nonce: $0) }) } },
+                                  report: { let c = counters; return (c.statusReports, c.reported.contains { $0.moving == true } ? nil : c.reported) })
     }
 
     public func stop() {

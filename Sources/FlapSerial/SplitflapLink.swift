@@ -64,22 +64,9 @@ public final class SplitflapLink: @unchecked Sendable {
     /// further, one whose modules are turning is asked again every retry interval until
     /// `stillWithin`. Nil when no such report came. The link must be started.
     public func stillReport(answerWithin: Double = 1, stillWithin: Double = 6) -> [SplitflapProtocol.ModuleState]? {
-        let start = Date()
-        let before = counters.stateReports
-        var asked = Date.distantPast
-        changed.lock()
-        defer { changed.unlock() }
-        while true {
-            let c = counters
-            if c.stateReports > before, !c.modules.contains(where: \.moving) { return c.modules }
-            let limit = start.addingTimeInterval(c.stateReports > before ? stillWithin : answerWithin)
-            if Date() >= limit { return nil }
-            if Date().timeIntervalSince(asked) * 1e9 >= Double(retryNanos) {
-                shared.withLock { $0.askState = true }
-                asked = Date()
-            }
-            _ = changed.wait(until: min(limit, asked.addingTimeInterval(Double(retryNanos) / 1e9)))
-        }
+        waitForStillReport(changed: changed, every: Double(retryNanos) / 1e9, answerWithin: answerWithin, stillWithin: stillWithin,
+                           ask: { shared.withLock { $0.askState = true } },
+                           report: { let c = counters; return (c.stateReports, c.modules.contains(where: \.moving) ? nil : c.modules) })
     }
 
     /// The full state the display should take (every module's target).

@@ -29,11 +29,7 @@ public final class ScriptedController: @unchecked Sendable {
         public var module: Int, code: Int, atMicros: UInt64
     }
 
-    /// One module as a STATUS report gives it.
-    public struct Standing: Sendable {
-        public var flap: UInt8, state: UInt8, moving: Bool
-        public init(flap: UInt8, state: UInt8 = 0, moving: Bool = false) { self.flap = flap; self.state = state; self.moving = moving }
-    }
+    public typealias Standing = StandingModule
 
     /// What STATUS is answered with, in turn (the last repeated), with the `moving` bits; empty:
     /// every module normal (`faulty` in fault) on flap 0, without the `moving` bits.

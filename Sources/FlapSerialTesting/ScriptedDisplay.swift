@@ -15,11 +15,7 @@ public final class ScriptedDisplay: @unchecked Sendable {
         case ackThenReport([UInt8])
     }
 
-    /// One module as the display reports it when asked for its state.
-    public struct Standing: Sendable {
-        public var flap: UInt8, state: UInt8, moving: Bool
-        public init(flap: UInt8, state: UInt8 = 0, moving: Bool = false) { self.flap = flap; self.state = state; self.moving = moving }
-    }
+    public typealias Standing = StandingModule
 
     /// What the display answers each request for its state (after an ack), in turn; the last
     /// is repeated. Empty: a state of no modules.
