@@ -167,15 +167,20 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         }
         lock.lock()
         lastFlip = flip
-        // Every module: flips not started by now are replaced (the conductor's rule).
+        // Every module: flips not started by now are replaced (the conductor's rule). A plan
+        // delivered late can find some of them begun on the lines.
+        var begun = Set<Int>()
         for module in pending.indices {
             flips[module].removeAll { $0.start + flip <= transitionStart }
-            dropFlips(of: module, after: transitionStart)
+            if dropFlips(of: module, after: transitionStart) { begun.insert(module) }
         }
-        for (module, m, steps, moveFlips) in moves {
+        let caught = begun.count
+        for (module, m, var steps, moveFlips) in moves {
             target[module] = Int(m.to)
             // A homing turn ends on the newest target; a faulty module stays still.
             if let state = homes?[module].state, state == .homing || state == .faulty { continue }
+            let caughtUp = begun.remove(module) != nil
+            if caughtUp { steps = stepsFromMotor(of: module, to: Int(m.to), planned: steps) }
             // What is left pending ends before the move starts (dropFlips took the rest), but for
             // the steps that finish a flip a kill left half-way: those go out too, interleaved.
             if let first = steps.last, let last = pending[module].first, first <= last {
@@ -185,9 +190,36 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             }
             flips[module] += moveFlips
             releases[module] = transitionStart + m.end(flip: flip)
+            if caughtUp, let last = steps.first { releases[module] = max(releases[module]!, last + stepInterval) }
+        }
+        // A module the plan leaves where the conductor has it, with a flip begun: it turns on
+        // round to that flap (forward only), rather than stand between two.
+        for module in begun where homes?[module].state != .homing && homes?[module].state != .faulty {
+            let turn = stepsFromMotor(of: module, to: target[module], planned: [])
+            guard let last = turn.first else { continue }
+            pending[module] = turn + pending[module]
+            releases[module] = last + stepInterval
         }
         lock.broadcast()
         lock.unlock()
+        if caught > 0 {
+            let late = (MonotonicClock.now() - transitionStart) / 1_000_000
+            log("a plan came \(late) ms after its start: flips it replaces had begun on the lines of \(caught) modules; they go on from where their motors are")
+        }
+    }
+
+    /// The steps that take a module from where its motor will be once its pending steps are
+    /// out to flap `flap`'s edge: the plan's own (`planned`, soonest last) less those its begun
+    /// flip already took — the module waits at its step for the plan to catch up — or, when it
+    /// went past, the plan's and then on round at the homing pace. Caller holds the lock.
+    private func stepsFromMotor(of module: Int, to flap: Int, planned steps: [Int64]) -> [Int64] {
+        guard let place = place[module] else { return steps }
+        let revolution = geometry.stepsPerRevolution
+        let end = place + pending[module].count
+        let needed = ((geometry.boundary(flap) - end) % revolution + revolution) % revolution
+        if needed <= steps.count { return Array(steps.dropLast(steps.count - needed)) }
+        let after = max(steps.first ?? .min, pending[module].first ?? .min, MonotonicClock.now())
+        return (1...(needed - steps.count)).reversed().map { after + Int64($0) * stepInterval } + steps
     }
 
     public func finish(board: Int, at instant: Int64) {
@@ -203,17 +235,20 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// flap the first of them would have left. At a stop (`keepingBegun`), a flip whose steps
     /// have begun on the lines is finished, never cut: a stop told late, as a loaded machine
     /// tells it, must not leave a drum between two flaps, and the daemon then saves where the
-    /// motors stopped. (A new plan is computed from the conductor's positions, so it cuts where
-    /// the conductor does.) Caller holds the lock.
-    private func dropFlips(of module: Int, after instant: Int64, keepingBegun: Bool = false) {
+    /// motors stopped. A new plan cuts where the conductor does; when it came late and the cut flip
+    /// had begun, `planned` counts the steps taken (`stepsFromMotor`). Caller holds the lock.
+    /// Returns whether the flip it cut had begun on the lines (only a late plan cuts one).
+    @discardableResult
+    private func dropFlips(of module: Int, after instant: Int64, keepingBegun: Bool = false) -> Bool {
         let begun = keepingBegun ? max(instant, lastStep[module]) : instant
-        guard let i = flips[module].firstIndex(where: { $0.start > begun }) else { return }
+        guard let i = flips[module].firstIndex(where: { $0.start > begun }) else { return false }
         let cut = flips[module][i]
         flips[module].removeSubrange(i...)
         pending[module].removeAll { $0 >= cut.start }
         target[module] = cut.from
         // Released after the flip in progress, or at once when it had not begun.
         if releases[module] != nil { releases[module] = pending[module].isEmpty ? instant : cut.start }
+        return lastStep[module] >= cut.start
     }
 
     /// The next instant something is due, if any.

@@ -109,6 +109,40 @@ import Testing
         #expect(rises(0) == 6 && rises(1) == 0)
     }
 
+    /// Issue 12: a plan delivered late (its t0 already past, as on a starved machine) replaces
+    /// flips the step thread has begun: the conductor counts them not started and plans from the
+    /// flap they leave. Before, their steps were cut where they stood, the drum was left part-way
+    /// and the new move, counted from the flap edge, landed off by those steps (module 0: 21 steps
+    /// for flap 5, 20 expected). Now every module goes on from where its motor is: the steps
+    /// already taken count towards the move (module 0), and a module the plan leaves still turns
+    /// on round to the flap the plan says it is on (module 1, forward-only).
+    @Test func aLatePlanTakesTheStepsAFlipHasBegunIntoAccount() throws {
+        let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 100_000)))
+        let geometry = StepGeometry(stepsPerRevolution: 160, flaps: 40)  // 4 steps a flip
+        let timing = FlipTiming(flipMs: 400, columnStaggerMs: 0, rowStaggerMs: 0)  // a step every 100 ms
+        let sink = RecordingOutputs()
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: wiring, geometry: geometry, flip: timing.flip, outputs: sink)
+        driver.start()
+        defer { driver.stop() }
+        let t0 = MonotonicClock.now()
+        driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
+            ModuleMove(row: 0, col: 0, from: 0, to: 10, flips: 10, direction: 1, start: 0),
+            ModuleMove(row: 0, col: 1, from: 0, to: 10, flips: 10, direction: 1, start: 0),
+        ]), transitionStart: t0)
+        // The third flip (from flap 2, at t0 + 800 ms) has begun on the lines of both modules…
+        #expect(soon { driver.stats.steps >= 18 })
+        // …when a plan made at t0 + 700 ms arrives: then flap 2 was where both were going next.
+        driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
+            ModuleMove(row: 0, col: 0, from: 2, to: 5, flips: 3, direction: 1, start: 100_000_000),
+        ]), transitionStart: t0 + 700_000_000)
+        #expect(soon { driver.idle })
+        let w = [[false, false]] + sink.recorded
+        func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
+        #expect(rises(0) == geometry.boundary(5), "module 0: \(rises(0)) steps for flap 5")
+        #expect(rises(1) % 160 == geometry.boundary(2) && rises(1) > geometry.boundary(2), "module 1: \(rises(1)) steps for flap 2")
+        #expect(driver.flaps == [5, 2])
+    }
+
     /// Issue 12: a 28BYJ-48's rotor stands at the coil pattern last energised, so a restart goes
     /// on from it. Before, every start began the sequence again at its first pattern: a module
     /// stopped 6 half-steps in was next energised 3 patterns away from its rotor — a jerk and
