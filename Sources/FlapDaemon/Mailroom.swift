@@ -24,6 +24,9 @@ public final class Mailroom: Sendable {
     private let now: @Sendable () -> Double
     private let settled: @Sendable (_ board: Int, _ transition: Int) async -> Void
     private let state: Mutex<State>
+    /// Held by every change of the inbox and its write to disk, so saves take turns (the newest
+    /// lands last) and a message counts in `inbox` (so in `/status`) only once the file holds it.
+    private let writing = NSLock()
     private let reporter = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// - Parameters:
@@ -49,10 +52,10 @@ public final class Mailroom: Sendable {
         guard let store else { return }
         do {
             let saved = try store.load()
-            state.withLock { s in
+            writing.withLock { state.withLock { s in
                 s.saved = saved
                 for b in Set(s.router.zones.map(\.board)) { s.composed[b] = wall.target(board: b) }
-            }
+            } }
             logger.info("inbox restored", metadata: ["senders": "\(saved.inbox.live.count)", "held": "\(saved.inbox.held.count)"])
         } catch {
             logger.error("cannot read the saved inbox \(store.file): \(error); starting empty")
@@ -60,24 +63,26 @@ public final class Mailroom: Sendable {
         refresh()
     }
 
-    /// Applies one event of the API client.
+    /// Applies one event of the API client: saved first, then counted and shown — a message
+    /// the board shows, or holds for later, survives a kill from then on (the API cannot be
+    /// counted on to bring it back: it may be unreachable after the restart).
     public func take(_ event: MessageAPIClient.Event) {
         let t = now()
-        state.withLock { s in
+        writing.withLock {
+            var next = state.withLock { $0.saved }
             switch event {
             case .caughtUp(let messages):
-                s.saved.inbox.sync(with: messages, now: t)
+                next.inbox.sync(with: messages, now: t)
             case .new(let m):
-                let outcome = s.saved.inbox.receive(m, now: t)
+                let outcome = next.inbox.receive(m, now: t)
                 logger.info("message \(outcome)", metadata: ["id": "\(m.id)", "sender": "\(m.senderName)"])
             case .deleted(let id):
-                s.saved.inbox.delete(id: id, now: t)
+                next.inbox.delete(id: id, now: t)
             }
+            write(&next)
+            state.withLock { $0.saved = next }
         }
-        // The board first, then the disk: an fsync must not delay the flips (a message lost to a
-        // crash in between comes back with the next catch-up).
         refresh()
-        save()
     }
 
     /// Re-routes after a config reload; no message is lost (the inbox stays).
@@ -94,6 +99,8 @@ public final class Mailroom: Sendable {
 
     /// Composes every zoned board and shows the boards whose frame changed.
     public func refresh() {
+        writing.lock()
+        defer { writing.unlock() }
         let t = now()
         let boards = wall.config.boards
         var changed: [(board: Int, frame: Frame, ids: [String])] = []
@@ -131,7 +138,7 @@ public final class Mailroom: Sendable {
             }
             return next
         }
-        if advanced { save() }
+        if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
         for c in changed {
             let shown = wall.show(frame: c.frame, board: c.board)
             guard !c.ids.isEmpty else { continue }
@@ -146,11 +153,14 @@ public final class Mailroom: Sendable {
     /// Reports messages displayed once the board settled — unless a later message took the
     /// board first and they are no longer on it.
     private func displayed(_ ids: [String], board: Int, transition: Int) {
-        let fresh = state.withLock { s in
-            ids.filter { id in s.saved.inbox.live.values.contains { $0.id == id } && s.saved.displayed.insert(id).inserted }
+        let fresh = writing.withLock {
+            let fresh = state.withLock { s in
+                ids.filter { id in s.saved.inbox.live.values.contains { $0.id == id } && s.saved.displayed.insert(id).inserted }
+            }
+            if !fresh.isEmpty { var saved = state.withLock { $0.saved }; write(&saved) }
+            return fresh
         }
         guard !fresh.isEmpty else { return }
-        save()
         let report = reporter.withLock { $0 }
         for id in fresh {
             logger.info("message displayed", metadata: ["id": "\(id)", "board": "\(wall.config.boards[board].id)"])
@@ -172,12 +182,12 @@ public final class Mailroom: Sendable {
         }
     }
 
-    private func save() {
+    /// Writes `saved`, its reported ids pruned to messages still in the inbox. Caller holds
+    /// `writing`.
+    private func write(_ saved: inout InboxStore.Saved) {
+        let inbox = saved.inbox
+        saved.displayed = saved.displayed.filter { inbox.contains(id: $0) }
         guard let store else { return }
-        let saved = state.withLock { s in
-            s.saved.displayed = s.saved.displayed.filter { id in s.saved.inbox.contains(id: id) }
-            return s.saved
-        }
         do { try store.save(saved) } catch { logger.error("cannot save the inbox: \(error)") }
     }
 

@@ -1,0 +1,84 @@
+import FlapCore
+import FlapNet
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import FlapDaemon
+
+/// The mailroom in-process, on a wall whose conductor is not started (plans are made, nothing
+/// plays), with its inbox saved in a folder of its own.
+@Suite struct MailroomTests {
+    static let config = """
+        message_api: { url: "http://127.0.0.1:9/", token: "t" }
+        zones:
+          - { board: wall, rows: [0, 2], senders: [alice] }
+          - { board: wall, rows: [3, 5], senders: "*" }
+        """
+
+    /// A mailroom, the store it saves to, and every line it logged.
+    func mailroom() throws -> (Mailroom, InboxStore, Logged) {
+        let config = try ConfigLoader.parse(Self.config)
+        let logged = Logged()
+        let logger = Logger(label: "test") { _ in logged }
+        let store = InboxStore(directory: NSTemporaryDirectory() + "mailroom-\(UUID().uuidString)")
+        let wall = Wall(config: config, drivers: [], logger: logger)
+        return (Mailroom(wall: wall, zones: config.zones, store: store, logger: logger) { _, _ in }, store, logged)
+    }
+
+    func message(_ id: String, from sender: String, unlockAt: Double? = nil) -> InboxMessage {
+        InboxMessage(id: id, senderID: sender, senderName: sender, content: "HELLO \(id)",
+                     sentAt: Date().timeIntervalSince1970, unlockAt: unlockAt)
+    }
+
+    /// Issue 13, bug 1: two zones settling at once saved the inbox at once, through one
+    /// temporary file — `cannot save the inbox: …/inbox.json: No such file or directory` — and
+    /// the older of two saves could land last. Saves now take turns, the newest last.
+    @Test func messagesTakenAtOnceAreSavedWholeAndWithoutError() throws {
+        let (mailroom, store, logged) = try mailroom()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for k in 0..<10 { mailroom.take(.new(message("m\(thread)-\(k)", from: "sender\(thread)"))) }
+        }
+        let failures = logged.lines.filter { $0.contains("cannot save") }
+        #expect(failures.isEmpty, "\(failures.count) saves failed, the first: \(failures.first ?? "")")
+        let saved = try store.load().inbox
+        #expect(saved == mailroom.inbox)
+        #expect(Set(saved.live.values.map(\.id)) == Set((0..<8).map { "m\($0)-9" }))
+    }
+
+    /// Issue 13, bug 2: a held letter was counted (`/status` reads `inbox`) before `inbox.json`
+    /// held it, and a SIGKILL in that gap lost it. Now the inbox counts nothing the file lacks.
+    @Test func aHeldLetterCountsOnlyOnceItIsOnDisk() throws {
+        let (mailroom, store, _) = try mailroom()
+        let unlock = Date().timeIntervalSince1970 + 3600
+        for k in 0..<20 {
+            let letter = message("held\(k)", from: "bob", unlockAt: unlock)
+            let done = Atomic(false), taker = DispatchGroup()
+            DispatchQueue.global().async(group: taker) { mailroom.take(.new(letter)); done.store(true, ordering: .releasing) }
+            // Watches the count as `/status` would; the moment it counts the letter, the file must hold it.
+            while true {
+                let finished = done.load(ordering: .acquiring)  // read first: once taken, it counts
+                if mailroom.inbox.held.contains(where: { $0.id == letter.id }) {
+                    #expect(try store.load().inbox.held.contains { $0.id == letter.id }, "letter \(k) counted before it was saved")
+                    break
+                }
+                if finished { Issue.record("letter \(k) was never counted"); return }
+            }
+            #expect(taker.wait(timeout: .now() + 120) == .success)
+        }
+    }
+}
+
+/// Every message logged, as one line each.
+final class Logged: LogHandler, Sendable {
+    private let store = Mutex<[String]>([])
+    var lines: [String] { store.withLock { $0 } }
+    var logLevel: Logger.Level { get { .trace } set {} }
+    var metadata: Logger.Metadata { get { [:] } set {} }
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? { get { nil } set {} }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        store.withLock { $0.append("\(level) \(message)") }
+    }
+}
