@@ -75,7 +75,9 @@ public final class Mailroom: Sendable {
                 next.inbox.sync(with: messages, now: t)
             case .new(let m):
                 let outcome = next.inbox.receive(m, now: t)
-                logger.info("message \(outcome)", metadata: ["id": "\(m.id)", "sender": "\(m.senderName)"])
+                let nowhere = (outcome == .shown || outcome == .held) && state.withLock { $0.router.zones(for: m).isEmpty }
+                logger.info(nowhere ? "message not shown: its sender is in no zone" : "message \(outcome)",
+                            metadata: ["id": "\(m.id)", "sender": "\(m.senderName)"])
             case .deleted(let id):
                 next.inbox.delete(id: id, now: t)
             }

@@ -17,8 +17,8 @@ import Testing
         """
 
     /// A mailroom, the store it saves to, and every line it logged.
-    func mailroom() throws -> (Mailroom, InboxStore, Logged) {
-        let config = try ConfigLoader.parse(Self.config)
+    func mailroom(_ yaml: String = config) throws -> (Mailroom, InboxStore, Logged) {
+        let config = try ConfigLoader.parse(yaml)
         let logged = Logged()
         let logger = Logger(label: "test") { _ in logged }
         let store = InboxStore(directory: NSTemporaryDirectory() + "mailroom-\(UUID().uuidString)")
@@ -44,6 +44,21 @@ import Testing
         let saved = try store.load().inbox
         #expect(saved == mailroom.inbox)
         #expect(Set(saved.live.values.map(\.id)) == Set((0..<8).map { "m\($0)-9" }))
+    }
+
+    /// Issue 13, bug 3: a sender no zone takes got `message shown` logged for each of its
+    /// messages, which were not. It now says where the message went: nowhere.
+    @Test func aSenderInNoZoneIsNotLoggedAsShown() throws {
+        let (mailroom, _, logged) = try mailroom("""
+            message_api: { url: "http://127.0.0.1:9/", token: "t" }
+            zones: [{ board: wall, senders: [alice] }]
+            """)
+        mailroom.take(.new(message("c1", from: "carol")))
+        mailroom.take(.new(message("a1", from: "alice")))
+        let lines = logged.lines
+        #expect(!lines.contains { $0.contains("message shown") && $0.contains("c1") }, "\(lines)")
+        #expect(lines.contains { $0.contains("message not shown: its sender is in no zone") && $0.contains("c1") }, "\(lines)")
+        #expect(lines.contains { $0.contains("message shown") && $0.contains("a1") }, "\(lines)")
     }
 
     /// Issue 13, bug 2: a held letter was counted (`/status` reads `inbox`) before `inbox.json`
@@ -79,6 +94,7 @@ final class Logged: LogHandler, Sendable {
 
     func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
              file: String, function: String, line: UInt) {
-        store.withLock { $0.append("\(level) \(message)") }
+        let fields = (metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        store.withLock { $0.append((["\(level) \(message)"] + fields).joined(separator: " ")) }
     }
 }
