@@ -147,6 +147,48 @@ extension SystemdTests {
 }
 
 extension SystemdTests {
+    /// Issue 13, bug 5: `systemctl reload flapd` succeeded for a config flapd refused — the
+    /// unit's reload only sent SIGHUP. The unit's `ExecReload=` lines are run here as systemd
+    /// runs them (in order, the first failure fails the reload), against a real flapd.
+    @Test func aReloadOfTheUnitFailsForAConfigFlapdRefuses() async throws {
+        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
+        let dir = try scratchDirectory("flap-unit-reload")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = dir + "/flapd.yaml"
+        try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let notify = try NotifySocket(directory: dir)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
+                                     environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(await flapd.apiPort() != nil)
+        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
+        let reload = try String(contentsOf: unit, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("ExecReload=") }
+            .map { line in
+                line.dropFirst("ExecReload=".count)
+                    .replacingOccurrences(of: "/usr/local/bin/flapd", with: FlapdProcess.executable)
+                    .replacingOccurrences(of: "/etc/flapd/flapd.yaml", with: config)
+                    .replacingOccurrences(of: "$MAINPID", with: "\(flapd.pid)")
+                    .split(separator: " ").map(String.init)
+            }
+        func systemctlReload() async throws -> Int32 {
+            for command in reload {
+                let step = try FlapdProcess(Array(command.dropFirst()), executable: command[0])
+                let status = await step.waitForExit()
+                if status != 0 { return status }
+            }
+            return 0
+        }
+        try "timing: { flip_ms: 20 }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try await systemctlReload() != 0, "a config flapd refuses fails the reload")
+        try "timing: { flip_ms: 60 }\n".write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try await systemctlReload() == 0)
+        #expect(await notify.waitUntil { $0.contains("READY=1\nSTATUS=config reloaded") }, "\(notify.all)")
+        #expect(notify.all.filter { $0.hasPrefix("RELOADING=1") }.count == 1, "the refused config never reached flapd: \(notify.all)")
+        flapd.terminate()
+        #expect(await flapd.waitForExit() == 0)
+    }
+
     @Test func journalLinesCarryPrioritiesAndNoSecrets() async throws {
         let secret = "s3cr3t-\(UUID().uuidString)"
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--log-format", "journal"],
