@@ -189,6 +189,42 @@ extension SystemdTests {
         #expect(await flapd.waitForExit() == 0)
     }
 
+    /// Issue 13, bug 6: every start under the unit logged libdispatch's `Failed to set thread
+    /// priority for worker thread … errno=13`. Dispatch gives its workers a nice value by their
+    /// queue's QoS — 10, 2, 0, −2, −4 — and its event manager thread (timers, signal sources) is
+    /// user-interactive, −4: below 0, which systemd's default RLIMIT_NICE of 0 forbids. flapd runs
+    /// as under the unit — an unprivileged user, libdispatch's log on stderr (systemd sends it to
+    /// the journal) — once with RLIMIT_NICE 0 (the message must show: the check can fail) and once
+    /// with the unit's `LimitNICE=`. In a QEMU guest, where root may raise the limit (these
+    /// machines' root lacks CAP_SYS_RESOURCE and cannot).
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    func underTheUnitsLimitsDispatchNeverAsksForAPriorityItMayNotHave() async throws {
+        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
+        // LimitNICE=+N / -N is a nice value (RLIMIT_NICE 20 − N); a bare number is the raw limit.
+        let limit = try String(contentsOf: unit, encoding: .utf8).split(separator: "\n")
+            .first { $0.hasPrefix("LimitNICE=") }
+            .map { line -> Int in
+                let value = line.dropFirst("LimitNICE=".count)
+                return value.first == "+" || value.first == "-" ? 20 - Int(value)! : Int(value)!
+            } ?? 0
+        let dir = try scratchDirectory("flap-nice")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let guest = try await QEMUGuest(dir: dir, script: """
+            busybox ip link set lo up
+            for n in 0 \(limit); do
+              LIBDISPATCH_LOG=stderr /prlimit --nice=$n:$n /setpriv --reuid=65534 --regid=65534 --clear-groups \\
+                /flapd demo --plain --no-sound --port 0 --once HELLO >/tmp/out 2>&1
+              echo "NICE-LIMIT $n EXIT $? FAILED $(busybox grep -c 'Failed to set thread priority' /tmp/out)"
+            done
+            """, files: [FlapdProcess.executable, "/usr/bin/prlimit", "/usr/bin/setpriv"])
+        let qemu = try guest.boot(memoryMB: 1024)
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stdout)\n\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines)
+        #expect(console.contains("NICE-LIMIT 0 EXIT 0 FAILED 1"), "the default limit shows the message: \(qemu.stdout)")
+        #expect(console.contains("NICE-LIMIT \(limit) EXIT 0 FAILED 0"), "LimitNICE=: RLIMIT_NICE \(limit): \(qemu.stdout)")
+    }
+
     @Test func journalLinesCarryPrioritiesAndNoSecrets() async throws {
         let secret = "s3cr3t-\(UUID().uuidString)"
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--log-format", "journal"],
