@@ -50,7 +50,8 @@ public struct Daemon: Sendable {
         let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
         let watcher = SettleWatcher()
         let systemd = SystemdNotifier()
-        let status = systemd.map { StatusReporter(notifier: $0, boardIDs: config.boards.map(\.id)) }
+        let status = systemd.map { StatusReporter(notifier: $0, boardIDs: config.boards.map(\.id),
+                                                  blank: config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) }) }
         let sound = config.sound.enabled && !options.noSound
             ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
                           notice: { [logger] in logger.notice("\($0)") }) : nil
@@ -66,7 +67,10 @@ public struct Daemon: Sendable {
         let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
         let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
-                        accepted: { keeper?.changed() })
+                        accepted: { board, frame in
+                            keeper?.changed()
+                            status?.moving(board: board, to: frame)
+                        })
         if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal, gpio: gpio) }
         let rt = config.realtime
         // One real-time class: the conductor and every output's timing thread.
@@ -84,6 +88,7 @@ public struct Daemon: Sendable {
         gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
                    positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) },
                    shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads)
+        status?.begin(with: config.boards.indices.map { wall.target(board: $0) })
         wall.resume()
         let mailroom = config.zones.isEmpty ? nil : Mailroom(
             wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,
@@ -94,13 +99,14 @@ public struct Daemon: Sendable {
         if let client { mailroom?.reportDisplayed(to: client.reportDisplayed) }
         mailroom?.restore()
         defer {
-            systemd?.send("STOPPING=1")
+            status?.stopping()
             mailroom?.stop()
             finish(wall)
             wall.conductor.stop()
             serial.stop()
             gpio.stop()
             adoptOutputPositions(wall, gpio: gpio, serial: serial, journal: journal)
+            status?.stopped(shows: config.boards.indices.map { wall.conductor.frame(board: $0) })
             keeper?.stop()
             sound?.stop()
             virtual.finish()
@@ -126,21 +132,20 @@ public struct Daemon: Sendable {
             return
         }
         let api = config.localAPI
-        let messageAPI = config.messageAPI.map { "message API \($0.url)" } ?? "message API not configured"
         let app = LocalHTTPServer(
             host: api.bind, port: api.port, limits: LocalAPI.limits,
             onRunning: { [logger] port in
                 logger.notice("local API listening on http://\(api.bind):\(port)",
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
-                systemd?.send("READY=1\nSTATUS=ready: local API on \(api.bind):\(port); \(messageAPI)")
+                status?.ready()
             },
             handler: LocalAPI.handler(wall: wall, board: board, key: api.key, logger: logger, status: DaemonStatus(
                 wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } }, serial: serial, gpio: gpio)))
-        if !api.enabled { systemd?.send("READY=1\nSTATUS=ready: no local API; \(messageAPI)") }
+        if !api.enabled { status?.ready() }
         var services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
         if let client { services.append(client) }
         if let file = options.configFile {
-            services.append(ReloadOnHangup { reload(wall, mailroom: mailroom, from: file, systemd: systemd) })
+            services.append(ReloadOnHangup { reload(wall, mailroom: mailroom, from: file, systemd: systemd, status: status) })
         }
         let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()
@@ -151,7 +156,7 @@ extension Daemon {
     /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
     /// running, and be ready again. A config with problems is refused whole and logged; the
     /// running one stays. Messages are never lost: every board keeps its target.
-    func reload(_ wall: Wall, mailroom: Mailroom?, from file: String, systemd: SystemdNotifier?) {
+    func reload(_ wall: Wall, mailroom: Mailroom?, from file: String, systemd: SystemdNotifier?, status: StatusReporter?) {
         systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
         do {
             let new = try ConfigLoader.load(file: file)
@@ -162,10 +167,10 @@ extension Daemon {
             }
             for part in kept { logger.warning("reload: \(part) changes only with a restart; the running setting stays") }
             logger.notice("config reloaded", metadata: ["file": "\(file)"])
-            systemd?.send("READY=1\nSTATUS=config reloaded")
+            status?.ready()
         } catch {
             logger.error("reload refused, the running config stays: \(error)")
-            systemd?.send("READY=1\nSTATUS=reload refused: \(file) has problems")
+            status?.ready(refused: file)
         }
     }
 

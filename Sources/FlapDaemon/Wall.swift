@@ -25,12 +25,13 @@ public final class Wall: Sendable {
         public var substitutions: [Substitution]
     }
 
-    /// Called after every accepted message (the state keeper saves then).
-    private let accepted: @Sendable () -> Void
+    /// Called after every accepted message with its board and frame (the state keeper saves
+    /// then, the status line says where the board is going), outside every lock.
+    private let accepted: @Sendable (_ board: Int, _ frame: Frame) -> Void
 
     public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [],
                 planSinks: [any MovePlanSink] = [], logger: Logger,
-                accepted: @escaping @Sendable () -> Void = {}) {
+                accepted: @escaping @Sendable (_ board: Int, _ frame: Frame) -> Void = { _, _ in }) {
         self.current = Mutex(config)
         self.logger = logger
         self.accepted = accepted
@@ -91,7 +92,7 @@ public final class Wall: Sendable {
             targets[board] = frame
             return conductor.play(board: board, target: indices)
         }
-        accepted()
+        accepted(board, frame)
         return Shown(transition: transition, frame: frame, cut: cut, substitutions: substitutions)
     }
 
