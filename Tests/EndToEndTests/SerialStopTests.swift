@@ -1,3 +1,4 @@
+import FlapCore
 import FlapSerialTesting
 import Foundation
 import Testing
@@ -53,7 +54,9 @@ import Testing
             let flip = UInt64(first.flipMs) * 1000
             let started = last.startMicros < first.startMicros ? 0 : Int((last.startMicros - first.startMicros) / flip) + 1
             #expect(last.flap == min(39, started), "module \(m): stopped at \(last.startMicros), its flip in progress ends on \(min(39, started)), sent to \(last.flap)")
-            #expect(saved[m] == last.flap, "module \(m): saved \(saved[m]), sent to \(last.flap)")
+            // Saved are Vestaboard codes, sent are drum indices: the digits differ ('9' is flap 36,
+            // code 35), and a loaded machine stops this late enough to land on them.
+            #expect(saved[m] == Int(Drum.standard.glyphs[Int(last.flap)].code), "module \(m): saved code \(saved[m]), sent to flap \(last.flap)")
         }
     }
 
@@ -127,6 +130,23 @@ import Testing
             return await eventually { spells() >= since + 2 }
         }
 
+        /// How many times a stop or kill test sets its scene up before it gives up: on a machine
+        /// loaded enough to starve flapd and the test for the 5 s between the first and the last
+        /// module's target, the signal lands after the transition, which the test cannot use.
+        static let attempts = 3
+
+        /// Whether the stop or kill came before the last module's target went out (the test's
+        /// premise); when it did not, that is recorded on the last attempt, and said on stderr.
+        func stoppedMidTransition(_ last: [Int], attempt: Int) -> Bool {
+            if last.contains(0) { return true }
+            if attempt == Self.attempts {
+                Issue.record("in \(attempt) attempts the signal never came before the last module's target went out: \(sent())")
+            } else {
+                FileHandle.standardError.write(Data("\(bus): the signal came after the last module's target (\(last)); setting the scene up again\n".utf8))
+            }
+            return false
+        }
+
         /// What a port opening sends: one frame, or a set for each module.
         var wholeState: Int { peer == nil ? 1 : 6 }
 
@@ -143,39 +163,50 @@ import Testing
     /// after the first module's target has gone out and before the last one's. (flapbus: the
     /// stop MOVEs are the last sent, and what is saved.)
     @Test(arguments: ["splitflap", "flapbus", "krone", "omega"]) func aStopSavesWhatEachSerialModuleWasLastSent(bus: String) async throws {
-        let board = try SelfMovingBoard(bus)
-        defer { board.close() }
-        let dir = try scratchDirectory("flap-\(bus)-stop")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let flapd = try await board.runSendingZ(stateDir: dir)
-        flapd.terminate()
-        #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
-        #expect(await board.caughtUp())
-        // Codes (saved) and drum indices (sent) are the same numbers for blank and A–Z.
-        let saved = try #require(savedPositions(dir), "\(flapd.stderr)")
-        let last = try #require(board.sent().last)
-        #expect(last.contains(0), "the stop came before the last module's target went out: \(board.sent())")
-        #expect(saved == last, "saved \(saved); the modules were last sent \(last)")
+        for attempt in 1...SelfMovingBoard.attempts {
+            let board = try SelfMovingBoard(bus)
+            defer { board.close() }
+            let dir = try scratchDirectory("flap-\(bus)-stop")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let flapd = try await board.runSendingZ(stateDir: dir)
+            flapd.terminate()
+            #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
+            #expect(await board.caughtUp())
+            let last = try #require(board.sent().last)
+            guard board.stoppedMidTransition(last, attempt: attempt) else { continue }
+            // Codes (saved) and drum indices (sent) are the same numbers for blank and A–Z.
+            let saved = try #require(savedPositions(dir), "\(flapd.stderr)")
+            #expect(saved == last, "saved \(saved); the modules were last sent \(last)")
+            return
+        }
     }
 
     /// SIGKILL once the first module's target has gone out: the modules go on to what they were
     /// sent, so the restart must tell each module that same target (anything else is a turn of
     /// the drum for nothing, forward-only) and then finish the message.
     @Test(arguments: ["splitflap", "flapbus", "krone", "omega"]) func aKillThenARestartTellsEachSerialModuleWhereItWasGoing(bus: String) async throws {
-        let board = try SelfMovingBoard(bus)
-        defer { board.close() }
-        let dir = try scratchDirectory("flap-\(bus)-kill")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let first = try await board.runSendingZ(stateDir: dir)
-        // The message is kept (the state file holds the target) before the kill.
-        #expect(await eventually { savedPositions(dir, "target") == Array(repeating: 26, count: 6) }, "\(first.stderr)")
-        kill(first.pid, SIGKILL)
-        _ = await first.waitForExit()
-        #expect(await board.caughtUp())
-        let before = board.sent()
-        let last = try #require(before.last)
-        if board.cascades { #expect(last.contains(0), "the kill came before the last module's target went out: \(before)") }
+        for attempt in 1...SelfMovingBoard.attempts {
+            let board = try SelfMovingBoard(bus)
+            defer { board.close() }
+            let dir = try scratchDirectory("flap-\(bus)-kill")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let first = try await board.runSendingZ(stateDir: dir)
+            // The message is kept (the state file holds the target) before the kill.
+            #expect(await eventually { savedPositions(dir, "target") == Array(repeating: 26, count: 6) }, "\(first.stderr)")
+            kill(first.pid, SIGKILL)
+            _ = await first.waitForExit()
+            #expect(await board.caughtUp())
+            let before = board.sent()
+            let last = try #require(before.last)
+            if board.cascades { guard board.stoppedMidTransition(last, attempt: attempt) else { continue } }
+            try await restartTellsWhereItWasGoing(board, dir: dir, before: before)
+            return
+        }
+    }
 
+    /// The second half of the kill test: the restart after the kill.
+    func restartTellsWhereItWasGoing(_ board: SelfMovingBoard, dir: String, before: [[Int]]) async throws {
+        let last = try #require(before.last)
         let second = try FlapdProcess(["run", "--config", board.config, "--plain", "--no-sound", "--state-dir", dir])
         defer { second.terminate() }
         #expect(await eventually { board.sent().count >= before.count + board.wholeState }, "\(board.sent())\n\(second.stderr)")
