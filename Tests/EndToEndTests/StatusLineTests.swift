@@ -37,12 +37,8 @@ import Testing
     @Test func aReloadSaysWhatTheBoardShowsAndARefusalSaysSo() async throws {
         let dir = try scratchDirectory("flap-status")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml"
-        try "timing: { flip_ms: 60 }\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let notify = try NotifySocket(directory: dir)
-        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
-                                     environment: ["NOTIFY_SOCKET": notify.path])
-        let port = try #require(await flapd.apiPort())
+        let demo = try await NotifiedDemo(in: dir, config: "timing: { flip_ms: 60 }\n")
+        let (flapd, notify, port, config) = (demo.flapd, demo.notify, demo.port, demo.config)
         #expect(try await http("POST", port: port, body: Data(#"{"text":"HI"}"#.utf8)).status == 201)
         #expect(await notify.waitUntil { statuses($0).last == #"wall shows "HI""# }, "\(notify.all)")
         try "timing: { flip_ms: 70 }\n".write(toFile: config, atomically: true, encoding: .utf8)
@@ -62,13 +58,8 @@ import Testing
     @Test func aBigBoardsLineFitsOneShortDatagram() async throws {
         let dir = try scratchDirectory("flap-status")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml"
-        try "boards: [{ rows: 40, cols: 128 }]\ntiming: { flip_ms: 50, column_stagger_ms: 0, row_stagger_ms: 0 }\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        let notify = try NotifySocket(directory: dir)
-        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
-                                     environment: ["NOTIFY_SOCKET": notify.path])
-        let port = try #require(await flapd.apiPort())
+        let demo = try await NotifiedDemo(in: dir, config: "boards: [{ rows: 40, cols: 128 }]\ntiming: { flip_ms: 50, column_stagger_ms: 0, row_stagger_ms: 0 }\n")
+        let (flapd, notify, port) = (demo.flapd, demo.notify, demo.port)
         let text = (0..<40).map { row in String(repeating: "ROW\(row) ", count: 16) }.joined(separator: "\n")
         let body = try JSONSerialization.data(withJSONObject: ["text": text])
         #expect(try await http("POST", port: port, body: body).status == 201)
@@ -83,12 +74,9 @@ import Testing
     @Test func aStopMidTransitionSaysTheBoardIsPartWay() async throws {
         let dir = try scratchDirectory("flap-status")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml", trace = dir + "/trace.jsonl"
-        try "timing: { flip_ms: 200 }\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let notify = try NotifySocket(directory: dir)
-        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config, "--trace", trace],
-                                     environment: ["NOTIFY_SOCKET": notify.path])
-        let port = try #require(await flapd.apiPort())
+        let trace = dir + "/trace.jsonl"
+        let demo = try await NotifiedDemo(in: dir, config: "timing: { flip_ms: 200 }\n", arguments: ["--trace", trace])
+        let (flapd, notify, port) = (demo.flapd, demo.notify, demo.port)
         // 'Z' is 26 flips from blank: five seconds of flips.
         #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZ"}"#.utf8)).status == 201)
         #expect(await eventually { ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").contains("\n") })

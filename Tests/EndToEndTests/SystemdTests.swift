@@ -74,8 +74,7 @@ final class NotifySocket: @unchecked Sendable {
     }
 
     @Test func theUnitVerifiesClean() async throws {
-        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
+        let unit = NotifiedDemo.unit
         let dir = try scratchDirectory("flap-unit")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // ExecStart must name an executable that exists: point it at the flapd under test.
@@ -128,13 +127,8 @@ extension SystemdTests {
     @Test func aBadConfigOnReloadIsRefusedAndTheDaemonRunsOn() async throws {
         let dir = try scratchDirectory("flap-reload")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml"
-        try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let notify = try NotifySocket(directory: dir)
-        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
-                                     environment: ["NOTIFY_SOCKET": notify.path])
-        let port = try #require(await flapd.apiPort())
-        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
+        let demo = try await NotifiedDemo(in: dir, config: "timing: { flip_ms: 120 }\n")
+        let (flapd, notify, port, config) = (demo.flapd, demo.notify, demo.port, demo.config)
         try "timing: { flip_ms: 20 }\n".write(toFile: config, atomically: true, encoding: .utf8)
         kill(flapd.pid, SIGHUP)
         #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1\nSTATUS=reload refused (\(config) has problems)") } }, "\(notify.all)")
@@ -151,18 +145,11 @@ extension SystemdTests {
     /// unit's reload only sent SIGHUP. The unit's `ExecReload=` lines are run here as systemd
     /// runs them (in order, the first failure fails the reload), against a real flapd.
     @Test func aReloadOfTheUnitFailsForAConfigFlapdRefuses() async throws {
-        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
         let dir = try scratchDirectory("flap-unit-reload")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = dir + "/flapd.yaml"
-        try "timing: { flip_ms: 120 }\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let notify = try NotifySocket(directory: dir)
-        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config],
-                                     environment: ["NOTIFY_SOCKET": notify.path])
-        #expect(await flapd.apiPort() != nil)
-        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } })
-        let reload = try String(contentsOf: unit, encoding: .utf8).split(separator: "\n")
+        let demo = try await NotifiedDemo(in: dir, config: "timing: { flip_ms: 120 }\n")
+        let (flapd, notify, config) = (demo.flapd, demo.notify, demo.config)
+        let reload = try String(contentsOf: NotifiedDemo.unit, encoding: .utf8).split(separator: "\n")
             .filter { $0.hasPrefix("ExecReload=") }
             .map { line in
                 line.dropFirst("ExecReload=".count)
@@ -199,10 +186,8 @@ extension SystemdTests {
     /// machines' root lacks CAP_SYS_RESOURCE and cannot).
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func underTheUnitsLimitsDispatchNeverAsksForAPriorityItMayNotHave() async throws {
-        let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
         // LimitNICE=+N / -N is a nice value (RLIMIT_NICE 20 − N); a bare number is the raw limit.
-        let limit = try String(contentsOf: unit, encoding: .utf8).split(separator: "\n")
+        let limit = try String(contentsOf: NotifiedDemo.unit, encoding: .utf8).split(separator: "\n")
             .first { $0.hasPrefix("LimitNICE=") }
             .map { line -> Int in
                 let value = line.dropFirst("LimitNICE=".count)
@@ -296,5 +281,29 @@ extension SystemdTests {
         #expect(metrics.contains("flapd_board_moving{board=\"wall\"} 0"))
         flapd.terminate()
         #expect(await flapd.waitForExit() == 0)
+    }
+}
+
+/// A `flapd demo` on a config file of its own, telling a notify socket here, once it has said
+/// `READY=1`: the scene of the tests of reload and `STATUS=`.
+struct NotifiedDemo {
+    let flapd: FlapdProcess
+    let notify: NotifySocket
+    let port: Int
+    /// The config file (rewrite it, then SIGHUP).
+    let config: String
+
+    /// The unit file of the repository.
+    static let unit = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("systemd/flapd.service")
+
+    init(in dir: String, config yaml: String, arguments: [String] = []) async throws {
+        config = dir + "/flapd.yaml"
+        try yaml.write(toFile: config, atomically: true, encoding: .utf8)
+        notify = try NotifySocket(directory: dir)
+        flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--config", config] + arguments,
+                                 environment: ["NOTIFY_SOCKET": notify.path])
+        port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        #expect(await notify.waitUntil { $0.contains { $0.hasPrefix("READY=1") } }, "\(notify.all)")
     }
 }
