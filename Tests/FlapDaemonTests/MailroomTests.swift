@@ -1,5 +1,6 @@
 import FlapCore
 import FlapNet
+import FlapTerminal
 import Foundation
 import Logging
 import Synchronization
@@ -18,12 +19,71 @@ import Testing
 
     /// A mailroom, the store it saves to, and every line it logged.
     func mailroom(_ yaml: String = config) throws -> (Mailroom, InboxStore, Logged) {
+        let (mailroom, _, store, logged) = try mailroom(yaml, clock: nil)
+        return (mailroom, store, logged)
+    }
+
+    /// The same on the wall it shows on, on a clock of the test's own (`clock`, seconds since
+    /// 1970; nil: the real one).
+    func mailroom(_ yaml: String, clock: Clock?) throws -> (Mailroom, Wall, InboxStore, Logged) {
         let config = try ConfigLoader.parse(yaml)
         let logged = Logged()
         let logger = Logger(label: "test") { _ in logged }
         let store = InboxStore(directory: NSTemporaryDirectory() + "mailroom-\(UUID().uuidString)")
         let wall = Wall(config: config, drivers: [], logger: logger)
-        return (Mailroom(wall: wall, zones: config.zones, store: store, logger: logger) { _, _ in }, store, logged)
+        let now: @Sendable () -> Double
+        if let clock { now = { clock.now } } else { now = { Date().timeIntervalSince1970 } }
+        return (Mailroom(wall: wall, zones: config.zones, store: store, logger: logger, now: now) { _, _ in }, wall, store, logged)
+    }
+
+    /// A clock the test moves by hand.
+    final class Clock: Sendable {
+        private let seconds = Mutex<Double>(1_800_000_000)
+        var now: Double { seconds.withLock { $0 } }
+        func advance(_ by: Double) { seconds.withLock { $0 += by } }
+    }
+
+    /// The rows of a board's target, trimmed.
+    func rows(_ wall: Wall) -> [String] {
+        PlainFrame.rows(wall.target(board: 0)).map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Issue 13, item 5: what each zone shows over time, by the one rule — the newest message
+    /// of its senders; a held letter at its unlock time; a message gone when deleted or 48 h
+    /// after it was sent; with `rotate_seconds`, each live sender in turn.
+    @Test func zonesShowTheNewestAndFollowHoldsDeletionExpiryAndRotation() throws {
+        let clock = Clock()
+        let (mailroom, wall, _, _) = try mailroom("""
+            message_api: { url: "http://127.0.0.1:9/", token: "t" }
+            zones:
+              - { board: wall, rows: [0, 2], senders: [alice] }
+              - { board: wall, rows: [3, 5], senders: "*", rotate_seconds: 10 }
+            """, clock: clock)
+        func message(_ id: String, from sender: String, text: String, unlockAt: Double? = nil) -> InboxMessage {
+            InboxMessage(id: id, senderID: sender, senderName: sender, content: text, sentAt: clock.now, unlockAt: unlockAt)
+        }
+        mailroom.take(.new(message("a1", from: "alice", text: "FIRST")))
+        mailroom.take(.new(message("a2", from: "alice", text: "SECOND")))
+        #expect(rows(wall).contains("SECOND") && !rows(wall).contains("FIRST"), "the newest of a sender: \(rows(wall))")
+        // Held for a minute: nothing until then, then it shows.
+        mailroom.take(.new(message("b1", from: "bob", text: "LATER", unlockAt: clock.now + 60)))
+        #expect(!rows(wall).contains("LATER"))
+        clock.advance(61)
+        mailroom.refresh()
+        #expect(rows(wall).contains("LATER"), "\(rows(wall))")
+        // A second sender in the rotating zone: the newest first, then each in turn.
+        mailroom.take(.new(message("c1", from: "carol", text: "CAROL")))
+        #expect(rows(wall).contains("CAROL") && !rows(wall).contains("LATER"))
+        clock.advance(10)
+        mailroom.refresh()
+        #expect(rows(wall).contains("LATER") && !rows(wall).contains("CAROL"), "rotated: \(rows(wall))")
+        // Deleted: gone, and the zone shows who is left.
+        mailroom.take(.deleted(messageID: "b1"))
+        #expect(rows(wall).contains("CAROL") && !rows(wall).contains("LATER"), "\(rows(wall))")
+        // 48 hours after they were sent, every message is gone.
+        clock.advance(InboxMessage.lifetime)
+        mailroom.refresh()
+        #expect(rows(wall).allSatisfy { $0.isEmpty }, "\(rows(wall))")
     }
 
     func message(_ id: String, from sender: String, unlockAt: Double? = nil) -> InboxMessage {
