@@ -14,9 +14,11 @@ import Testing
         defer { link.stop() }
         link.set(targets([8, 1, 0]))
         #expect(link.waitUntilAcknowledged(targets([8, 1, 0])))
+        // A display slower than the 30 ms retry (a loaded machine) gets the frame a third time:
+        // every retry carries the same nonce and targets.
         let got = display.received.withLock { $0 }
-        #expect(got.count == 2 && got[0].nonce == got[1].nonce && got[0].flaps == [8, 1, 0])
-        #expect(link.counters.retries == 1 && link.counters.acks == 1 && link.counters.sent == 1)
+        #expect(got.count >= 2 && got.allSatisfy { $0.nonce == got[0].nonce && $0.flaps == [8, 1, 0] }, "\(got)")
+        #expect(link.counters.retries == got.count - 1 && link.counters.acks == 1 && link.counters.sent == 1, "\(link.counters)")
     }
 
     @Test func aCorruptAnswerIsCountedAndTheFrameRetried() throws {
@@ -27,7 +29,8 @@ import Testing
         link.set(targets([3]))
         #expect(link.waitUntilAcknowledged(targets([3])))
         let c = link.counters
-        #expect(c.crcErrors == 1 && c.retries == 1 && c.malformed == 1, "\(c)")
+        // One retry for the corrupt answer (more when the display answers slower than 30 ms).
+        #expect(c.crcErrors == 1 && c.retries >= 1 && c.malformed == 1, "\(c)")
     }
 
     @Test func oneInFlightAndTheNewestWishWins() throws {
@@ -100,8 +103,11 @@ import Testing
         // Sent once more, with a new nonce; a display that still disagrees is not told a third time.
         let end = Date().addingTimeInterval(120)  // a bound against a hang
         while display.received.withLock({ $0.count < 2 }) || link.counters.disagreements < 2, Date() < end { usleep(1000) }
+        // Two nonces (retries of either, on a loaded machine, carry the same one), every frame [4, 5].
         let frames = display.received.withLock { $0 }
-        #expect(frames.count == 2 && frames[1].flaps == [4, 5] && frames[1].nonce != frames[0].nonce, "\(frames)")
+        var nonces: [UInt64] = []
+        for f in frames where nonces.last != f.nonce { nonces.append(f.nonce) }
+        #expect(nonces.count == 2 && frames.allSatisfy { $0.flaps == [4, 5] }, "\(frames)")
         #expect(said.withLock { $0.contains { $0.contains("module 1 shows flap 9 where flap 5 was sent") } }, "\(said.withLock { $0 })")
     }
 }
