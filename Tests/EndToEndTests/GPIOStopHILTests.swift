@@ -68,21 +68,29 @@ import Testing
         // 8 s, and the stop comes as soon as flapd logs the message accepted (not once `flapd
         // send` has returned: with the host loaded, a stop sent then once came after the whole
         // 8 s message).
-        guard let (console, first, second) = try await twoRuns(board, "stop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
-                                                               stepsPerRevolution: 80, first: "+++", interrupt: """
-            kill -TERM $f; wait $f
-            echo "FLAPD-EXIT stop $?"
-            echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
-            """) else { return }
-        #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
-        let stopped = try #require(Self.saved("SAVED", console), "\(console)")
-        let final = try #require(Self.saved("SAVED-AGAIN", console), "\(console)")
-        #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
-        let firstRun = board.steps(first), all = board.steps(first + second)
-        for m in 0..<3 {
-            // 2 steps a flap on this drum: flap k is 2k steps from blank.
-            #expect(firstRun[m] == 2 * stopped[m], "module \(m): \(firstRun[m]) steps, saved at flap \(stopped[m])")
-            #expect(all[m] % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all[m]) steps in all, saved \(final[m])")
+        // A guest starved for the whole 8 s stops a settled board, which says nothing of a stop
+        // mid-transition: the scene is set up again, up to 3 times.
+        for attempt in 1...3 {
+            guard let (console, first, second) = try await twoRuns(board, "stop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                                   stepsPerRevolution: 80, first: "+++", interrupt: """
+                kill -TERM $f; wait $f
+                echo "FLAPD-EXIT stop $?"
+                echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
+                """) else { return }
+            #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
+            let stopped = try #require(Self.saved("SAVED", console), "\(console)")
+            let final = try #require(Self.saved("SAVED-AGAIN", console), "\(console)")
+            guard stopped.contains(where: { $0 < 39 }) else {
+                if attempt == 3 { Issue.record("in 3 attempts the stop never came mid-transition: \(stopped)") }
+                continue
+            }
+            let firstRun = board.steps(first), all = board.steps(first + second)
+            for m in 0..<3 {
+                // 2 steps a flap on this drum: flap k is 2k steps from blank.
+                #expect(firstRun[m] == 2 * stopped[m], "module \(m): \(firstRun[m]) steps, saved at flap \(stopped[m])")
+                #expect(all[m] % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all[m]) steps in all, saved \(final[m])")
+            }
+            return
         }
     }
 

@@ -46,13 +46,23 @@ import Glibc
         #expect(frames.count >= 2 && frames[0].nonce == frames[1].nonce)
     }
 
+    /// Connects to QEMU's socket. QEMU makes the file before it listens, so a loaded machine can
+    /// refuse the first tries: they are repeated for up to 120 s (a bound against a hang).
     func connectUnix(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { p in for (i, b) in path.utf8.enumerated() { p[i] = b } }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard rc == 0 else { throw HarnessError("cannot connect to \(path): \(String(cString: strerror(errno)))") }
-        return fd
+        let end = Date().addingTimeInterval(120)
+        while true {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            if rc == 0 { return fd }
+            let why = errno
+            close(fd)
+            guard why == ECONNREFUSED || why == ENOENT, Date() < end else {
+                throw HarnessError("cannot connect to \(path): \(String(cString: strerror(why)))")
+            }
+            usleep(10_000)
+        }
     }
 }
