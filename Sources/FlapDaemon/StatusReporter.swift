@@ -49,6 +49,7 @@ final class StatusReporter: ModuleDriver {
             } else {
                 s.boards[board] = .shows(frame)
             }
+            return true
         }
     }
 
@@ -83,7 +84,7 @@ final class StatusReporter: ModuleDriver {
     /// The boards where the outputs left them once stopped: a board short of its target is
     /// said to be part-way there.
     func stopped(shows frames: [Frame]) {
-        update { (s: inout State) -> Bool in
+        update { s in
             s.stopping = true
             for (b, frame) in frames.enumerated() where b < s.boards.count {
                 switch s.boards[b] {
@@ -95,21 +96,19 @@ final class StatusReporter: ModuleDriver {
         }
     }
 
+    /// Applies `change`; sends the line when it says something changed.
     private func update(_ change: (inout State) -> Bool) {
         let line: String? = state.withLock { s in change(&s) ? Self.line(s, ids: boardIDs) : nil }
         if let line { notifier.send("STATUS=\(line)") }
     }
 
-    private func update(_ change: (inout State) -> Void) { update { s -> Bool in change(&s); return true } }
-
     /// The line: `[note: ][stopping: |stopped: ]id shows "…"; id moving to "…"`, each board's
     /// text cut (with "…") to share `maxBytes`.
     private static func line(_ s: State, ids: [String]) -> String {
-        let boards = s.boards
-        let settled = boards.allSatisfy { if case .moving = $0 { false } else { true } }
+        let settled = s.boards.allSatisfy { if case .moving = $0 { false } else { true } }
         var prefix = s.note.map { $0 + ": " } ?? ""
         if s.stopping { prefix += settled ? "stopped: " : "stopping: " }
-        let parts: [(head: String, texts: [String])] = zip(ids, boards).map { id, board in
+        let parts: [(head: String, texts: [String])] = zip(ids, s.boards).map { id, board in
             switch board {
             case .shows(let f): ("\(id) shows ", [summary(f)])
             case .moving(let to): ("\(id) moving to ", [summary(to)])

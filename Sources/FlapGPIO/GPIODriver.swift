@@ -178,7 +178,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         for (module, m, var steps, moveFlips) in moves {
             target[module] = Int(m.to)
             // A homing turn ends on the newest target; a faulty module stays still.
-            if let state = homes?[module].state, state == .homing || state == .faulty { continue }
+            if isHomingOrFaulty(module) { continue }
             let caughtUp = begun.remove(module) != nil
             if caughtUp { steps = stepsFromMotor(of: module, to: Int(m.to), planned: steps) }
             // What is left pending ends before the move starts (dropFlips took the rest), but for
@@ -194,7 +194,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         }
         // A module the plan leaves where the conductor has it, with a flip begun: it turns on
         // round to that flap (forward only), rather than stand between two.
-        for module in begun where homes?[module].state != .homing && homes?[module].state != .faulty {
+        for module in begun where !isHomingOrFaulty(module) {
             let turn = stepsFromMotor(of: module, to: target[module], planned: [])
             guard let last = turn.first else { continue }
             pending[module] = turn + pending[module]
@@ -206,6 +206,12 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             let late = (MonotonicClock.now() - transitionStart) / 1_000_000
             log("a plan came \(late) ms after its start: flips it replaces had begun on the lines of \(caught) modules; they go on from where their motors are")
         }
+    }
+
+    /// Whether a module is homing or faulty: a plan does not move it. Caller holds the lock.
+    private func isHomingOrFaulty(_ module: Int) -> Bool {
+        guard let state = homes?[module].state else { return false }
+        return state == .homing || state == .faulty
     }
 
     /// The steps that take a module from where its motor will be once its pending steps are
