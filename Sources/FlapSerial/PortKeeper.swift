@@ -17,15 +17,15 @@ struct PortKeeper {
     func run(serve: (any SerialTransport, _ reopened: Bool) throws(SerialError) -> Void,
              connected: (Bool) -> Void, failed: () -> Void) {
         var everConnected = false
-        var lastProblem = ""
+        var lastProblem: SerialError?
         while running() {
             let transport: any SerialTransport
             do { transport = try open() } catch {
-                if error.description != lastProblem { log("\(name): \(error)"); lastProblem = error.description }
+                if !error.isSame(as: lastProblem) { log("\(name): \(error)"); lastProblem = error }
                 pause(seconds: 1)
                 continue
             }
-            lastProblem = ""
+            lastProblem = nil
             connected(true)
             do { try serve(transport, everConnected) } catch {
                 log("\(name): \(error); reopening every second")

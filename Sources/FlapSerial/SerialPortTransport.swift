@@ -26,12 +26,12 @@ public final class SerialPortTransport: SerialTransport, Sendable {
     public init(name: String, settings: Settings) throws(SerialError) {
         var p: OpaquePointer?
         guard sp_get_port_by_name(name, &p) == SP_OK, let p else {
-            throw SerialError("no serial port \(name)\(Self.lastError()) — is the adapter plugged in, and is flapd in the dialout group?")
+            throw SerialError(.find, "no serial port \(name)\(Self.lastError()) — is the adapter plugged in, and is flapd in the dialout group?", errno: Self.lastErrno())
         }
         guard sp_open(p, SP_MODE_READ_WRITE) == SP_OK else {
-            let why = Self.lastError()
+            let (why, code) = (Self.lastError(), Self.lastErrno())
             sp_free_port(p)
-            throw SerialError("cannot open \(name)\(why)")
+            throw SerialError(.open, "cannot open \(name)\(why)", errno: code)
         }
         let parity: sp_parity = switch settings.parity { case .none: SP_PARITY_NONE; case .even: SP_PARITY_EVEN; case .odd: SP_PARITY_ODD }
         let flow: sp_flowcontrol = switch settings.flowControl {
@@ -47,10 +47,10 @@ public final class SerialPortTransport: SerialTransport, Sendable {
             ("flow control \(settings.flowControl)", sp_set_flowcontrol(p, flow)),
         ]
         if let failed = steps.first(where: { $0.1 != SP_OK }) {
-            let why = Self.lastError()
+            let (why, code) = (Self.lastError(), Self.lastErrno())
             sp_close(p)
             sp_free_port(p)
-            throw SerialError("\(name): cannot set \(failed.0)\(why)")
+            throw SerialError(.configure, "\(name): cannot set \(failed.0)\(why)", errno: code)
         }
         self.name = name
         port = Mutex(p)
@@ -58,13 +58,13 @@ public final class SerialPortTransport: SerialTransport, Sendable {
 
     public func write(_ bytes: [UInt8]) throws(SerialError) {
         try port.withLock { (p: inout OpaquePointer?) throws(SerialError) in
-            guard let p else { throw SerialError("\(name) is closed") }
+            guard let p else { throw SerialError(.closed, "\(name) is closed") }
             var offset = 0
             while offset < bytes.count {
                 let n = bytes[offset...].withUnsafeBytes { sp_blocking_write(p, $0.baseAddress, $0.count, 1000) }
-                guard n.rawValue >= 0 else { throw SerialError("write to \(name) failed\(Self.lastError())") }
+                guard n.rawValue >= 0 else { throw SerialError(.write, "write to \(name) failed\(Self.lastError())", errno: Self.lastErrno()) }
                 offset += Int(n.rawValue)
-                if n.rawValue == 0 { throw SerialError("write to \(name) timed out") }
+                if n.rawValue == 0 { throw SerialError(.write, "write to \(name) timed out", errno: ETIMEDOUT) }
             }
             _ = sp_drain(p)
         }
@@ -72,11 +72,11 @@ public final class SerialPortTransport: SerialTransport, Sendable {
 
     public func read(max: Int, timeoutMs: Int) throws(SerialError) -> [UInt8] {
         let p = port.withLock { $0 }
-        guard let p else { throw SerialError("\(name) is closed") }
+        guard let p else { throw SerialError(.closed, "\(name) is closed") }
         var buffer = [UInt8](repeating: 0, count: max)
         // One byte with the timeout, then whatever else is already there.
         let first = buffer.withUnsafeMutableBytes { sp_blocking_read(p, $0.baseAddress, 1, UInt32(timeoutMs)) }
-        guard first.rawValue >= 0 else { throw SerialError("read from \(name) failed\(Self.lastError())") }
+        guard first.rawValue >= 0 else { throw SerialError(.read, "read from \(name) failed\(Self.lastError())", errno: Self.lastErrno()) }
         guard first.rawValue > 0 else { return [] }
         let more = buffer.withUnsafeMutableBytes { sp_nonblocking_read(p, $0.baseAddress! + 1, max - 1) }
         return Array(buffer[0..<(1 + Int(Swift.max(0, more.rawValue)))])
@@ -84,9 +84,9 @@ public final class SerialPortTransport: SerialTransport, Sendable {
 
     public func sendBreak(milliseconds: Int) throws(SerialError) {
         try port.withLock { (p: inout OpaquePointer?) throws(SerialError) in
-            guard let p else { throw SerialError("\(name) is closed") }
+            guard let p else { throw SerialError(.closed, "\(name) is closed") }
             _ = sp_drain(p)
-            guard sp_start_break(p) == SP_OK else { throw SerialError("cannot send a break on \(name)\(Self.lastError())") }
+            guard sp_start_break(p) == SP_OK else { throw SerialError(.brk, "cannot send a break on \(name)\(Self.lastError())", errno: Self.lastErrno()) }
             usleep(useconds_t(milliseconds * 1000))
             _ = sp_end_break(p)
         }
@@ -97,6 +97,12 @@ public final class SerialPortTransport: SerialTransport, Sendable {
             if let q = p { sp_close(q); sp_free_port(q) }
             p = nil
         }
+    }
+
+    /// libserialport's last error number (errno), if it has one.
+    static func lastErrno() -> Int32? {
+        let code = sp_last_error_code()
+        return code == 0 ? nil : code
     }
 
     static func lastError() -> String {

@@ -13,10 +13,28 @@ public protocol SerialTransport: AnyObject, Sendable {
     func close()
 }
 
-/// Why the bus failed.
+/// Why the bus failed: what was being done, the system's error number when it gave one (the
+/// cause, as data), and a sentence for the log.
 public struct SerialError: Error, CustomStringConvertible, Equatable {
+    /// What failed.
+    public enum Operation: String, Sendable {
+        case find, open, configure, write, read, brk = "break", closed, gone
+    }
+    public let operation: Operation
+    public let errno: Int32?
     public let description: String
-    public init(_ description: String) { self.description = description }
+
+    public init(_ operation: Operation, _ description: String, errno: Int32? = nil) {
+        self.operation = operation
+        self.errno = errno
+        self.description = description
+    }
+
+    /// Whether `other` is the same failure again (same operation, same cause), whatever its words.
+    public func isSame(as other: SerialError?) -> Bool {
+        guard let other else { return false }
+        return operation == other.operation && errno == other.errno
+    }
 }
 
 /// A serial device through plain termios: raw 8-bit, the given speed, parity and stop bits, no
@@ -27,12 +45,12 @@ public final class TermiosPort: SerialTransport, @unchecked Sendable {
 
     public init(path: String, baud: Int, parity: SerialPortTransport.Settings.Parity = .none, stopBits: Int = 1) throws(SerialError) {
         fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw SerialError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw SerialError(.open, "cannot open \(path): \(String(cString: strerror(errno)))", errno: errno) }
         var t = termios()
         guard tcgetattr(fd, &t) == 0 else {
             let why = String(cString: strerror(errno))
             Glibc.close(fd)
-            throw SerialError("\(path) is not a terminal: \(why)")
+            throw SerialError(.configure, "\(path) is not a terminal: \(why)", errno: errno)
         }
         cfmakeraw(&t)
         let speed = Self.speed(baud)
@@ -59,7 +77,7 @@ public final class TermiosPort: SerialTransport, @unchecked Sendable {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                throw SerialError("write failed: \(String(cString: strerror(errno)))")
+                throw SerialError(.write, "write failed: \(String(cString: strerror(errno)))", errno: errno)
             }
             offset += n
         }
@@ -68,23 +86,23 @@ public final class TermiosPort: SerialTransport, @unchecked Sendable {
     public func read(max: Int, timeoutMs: Int) throws(SerialError) -> [UInt8] {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&p, 1, Int32(timeoutMs))
-        if ready < 0 { if errno == EINTR { return [] }; throw SerialError("poll failed: \(String(cString: strerror(errno)))") }
+        if ready < 0 { if errno == EINTR { return [] }; throw SerialError(.read, "poll failed: \(String(cString: strerror(errno)))", errno: errno) }
         if ready == 0 { return [] }
-        if p.revents & Int16(POLLHUP | POLLERR) != 0, p.revents & Int16(POLLIN) == 0 { throw SerialError("the port went away") }
+        if p.revents & Int16(POLLHUP | POLLERR) != 0, p.revents & Int16(POLLIN) == 0 { throw SerialError(.gone, "the port went away") }
         var buffer = [UInt8](repeating: 0, count: max)
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if n < 0 {
             if errno == EINTR || errno == EAGAIN { return [] }
-            throw SerialError("read failed: \(String(cString: strerror(errno)))")
+            throw SerialError(.read, "read failed: \(String(cString: strerror(errno)))", errno: errno)
         }
-        if n == 0 { throw SerialError("the port went away") }
+        if n == 0 { throw SerialError(.gone, "the port went away") }
         return Array(buffer[0..<n])
     }
 
     public func sendBreak(milliseconds: Int) throws(SerialError) {
         tcdrain(fd)
         // A pseudo-terminal has no line to hold: the kernel accepts the request and does nothing.
-        guard ioctl(fd, UInt(TIOCSBRK)) == 0 else { throw SerialError("cannot send a break: \(String(cString: strerror(errno)))") }
+        guard ioctl(fd, UInt(TIOCSBRK)) == 0 else { throw SerialError(.brk, "cannot send a break: \(String(cString: strerror(errno)))", errno: errno) }
         usleep(useconds_t(milliseconds * 1000))
         _ = ioctl(fd, UInt(TIOCCBRK))
     }

@@ -92,7 +92,7 @@ public final class SplitflapLink: @unchecked Sendable {
                             log: @escaping @Sendable (String) -> Void = { _ in }) {
         let given = Mutex<(any SerialTransport)?>(transport)
         self.init(open: { () throws(SerialError) -> any SerialTransport in
-            guard let t = given.withLock({ t in defer { t = nil }; return t }) else { throw SerialError("the port is gone") }
+            guard let t = given.withLock({ t in defer { t = nil }; return t }) else { throw SerialError(.gone, "the port is gone") }
             return t
         }, retryMs: retryMs, log: log)
     }

@@ -69,13 +69,13 @@ enum PseudoTerminal {
     /// spawns meanwhile must not hold the slave open: the master would never see it hang up).
     static func open() throws(SerialError) -> (master: Int32, slave: Int32) {
         let master = Glibc.open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard master >= 0 else { throw SerialError("cannot open /dev/ptmx: \(String(cString: strerror(errno)))") }
+        guard master >= 0 else { throw SerialError(.open, "cannot open /dev/ptmx: \(String(cString: strerror(errno)))", errno: errno) }
         // Unlock the slave (TIOCSPTLCK) and open it through the master (TIOCGPTPEER, Linux 4.13;
         // the values are asm-generic's, the same on x86_64 and arm64): Glibc's module has neither
         // unlockpt nor ptsname_r.
         var unlocked: Int32 = 0
         let slave = ioctl(master, 0x4004_5431, &unlocked) == 0 ? ioctl(master, 0x5441, O_RDWR | O_NOCTTY | O_CLOEXEC) : -1
-        guard slave >= 0 else { close(master); throw SerialError("cannot open the pseudo-terminal's slave: \(String(cString: strerror(errno)))") }
+        guard slave >= 0 else { close(master); throw SerialError(.open, "cannot open the pseudo-terminal's slave: \(String(cString: strerror(errno)))", errno: errno) }
         var t = termios()
         tcgetattr(slave, &t)
         cfmakeraw(&t)

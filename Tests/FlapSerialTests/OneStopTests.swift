@@ -39,7 +39,7 @@ import Testing
     /// start flips a MOVE to the flap its flip in progress ends on (the controller takes it
     /// from there, `hardware/flapbus.md`), one that has not started a MOVE to where it stands.
     @Test func aFlapbusStopTellsEachModuleTheFlapItsFlipInProgressEndsOn() {
-        let link = FlapbusLink(open: { () throws(SerialError) -> any SerialTransport in throw SerialError("no port") })
+        let link = FlapbusLink(open: { () throws(SerialError) -> any SerialTransport in throw SerialError(.find, "no port") })
         let driver = FlapbusDriver(board: 0, cols: 3, firstModule: 10, link: link)
         driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 3, drum: .standard, timing: timing,
                                                 moves: [move(0, to: 10, start: 0), move(1, to: 4, start: 1_000_000_000), move(2, to: 2, start: 0)]),
@@ -56,7 +56,7 @@ import Testing
 
     /// A new plan that leaves a module out stops it too, as the conductor does.
     @Test func aFlapbusPlanStopsTheModulesItDoesNotMove() {
-        let link = FlapbusLink(open: { () throws(SerialError) -> any SerialTransport in throw SerialError("no port") })
+        let link = FlapbusLink(open: { () throws(SerialError) -> any SerialTransport in throw SerialError(.find, "no port") })
         let driver = FlapbusDriver(board: 0, cols: 2, link: link)
         driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing,
                                                 moves: [move(0, to: 26, start: 0), move(1, to: 26, start: 500_000_000)]),

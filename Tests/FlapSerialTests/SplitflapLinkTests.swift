@@ -57,7 +57,7 @@ import Testing
         let second = try ScriptedDisplay([.ack])
         let ports = Mutex<[ScriptedDisplay]>([first, second])
         let link = SplitflapLink(open: { () throws(SerialError) -> any SerialTransport in
-            guard let d = ports.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw SerialError("no such port") }
+            guard let d = ports.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw SerialError(.find, "no such port") }
             return d.host!
         }, retryMs: 30)
         link.start()

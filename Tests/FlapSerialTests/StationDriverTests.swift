@@ -54,7 +54,7 @@ import Testing
         let first = try StationPeer(), second = try StationPeer()
         let ports = Mutex<[StationPeer]>([first, second])
         let driver = StationDriver(board: 0, cols: 3, addresses: [1, 2, 3], bus: .omega, open: { () throws(SerialError) -> any SerialTransport in
-            guard let p = ports.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw SerialError("no such port") }
+            guard let p = ports.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw SerialError(.find, "no such port") }
             return p.host!
         })
         driver.start(positions: nil)
