@@ -21,6 +21,16 @@ public struct FlapdConfig: Sendable {
 
     public init() {}
 
+    /// The zones messages are routed to: `zones`, and — unless one of them lists `@local` — a
+    /// zone of the local sender (the local API, `flapd demo --once`) over the whole of the local
+    /// API's board, laid out as that board is.
+    public var routedZones: [Zone] {
+        guard !zones.contains(where: \.takesLocal), boards.indices.contains(localBoardIndex) else { return zones }
+        let b = boards[localBoardIndex]
+        return zones + [Zone(board: localBoardIndex, rows: 0..<b.rows, cols: 0..<b.cols,
+                             senders: .listed([InboxMessage.localSenderID]), layout: b.layout)]
+    }
+
     /// The board the local API addresses.
     public var localBoardIndex: Int {
         localAPI.board.flatMap { id in boards.firstIndex { $0.id == id } } ?? 0

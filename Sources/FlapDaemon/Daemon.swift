@@ -90,17 +90,15 @@ public struct Daemon: Sendable {
                    shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads)
         status?.begin(with: config.boards.indices.map { wall.target(board: $0) })
         wall.resume()
-        let mailroom = config.zones.isEmpty ? nil : Mailroom(
-            wall: wall, zones: config.zones, store: stateDir.map(InboxStore.init), logger: logger,
+        let mailroom = Mailroom(
+            wall: wall, zones: config.routedZones, store: stateDir.map(InboxStore.init), logger: logger,
             settled: { board, transition in await watcher.wait(board: board, transition: transition) })
-        let client = config.messageAPI.flatMap { api in
-            mailroom.map { mailroom in MessageAPIClient(config: api, logger: logger) { mailroom.take($0) } }
-        }
-        if let client { mailroom?.reportDisplayed(to: client.reportDisplayed) }
-        mailroom?.restore()
+        let client = config.messageAPI.map { api in MessageAPIClient(config: api, logger: logger) { mailroom.take($0) } }
+        if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
+        mailroom.restore()
         defer {
             status?.stopping()
-            mailroom?.stop()
+            mailroom.stop()
             finish(wall)
             wall.conductor.stop()
             serial.stop()
@@ -126,7 +124,7 @@ public struct Daemon: Sendable {
         let board = config.localBoardIndex
         if !options.once.isEmpty {
             for text in options.once {
-                let shown = wall.show(text: text, board: board)
+                guard let shown = mailroom.post(text, type: .text) else { continue }
                 await watcher.wait(board: board, transition: shown.transition.number)
             }
             return
@@ -139,8 +137,8 @@ public struct Daemon: Sendable {
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
                 status?.ready()
             },
-            handler: LocalAPI.handler(wall: wall, board: board, key: api.key, logger: logger, status: DaemonStatus(
-                wall: wall, sound: sound, messages: client.flatMap { c in mailroom.map { (c, $0) } }, serial: serial, gpio: gpio)))
+            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, logger: logger, status: DaemonStatus(
+                wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio)))
         if !api.enabled { status?.ready() }
         var services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
         if let client { services.append(client) }
@@ -156,14 +154,14 @@ extension Daemon {
     /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
     /// running, and be ready again. A config with problems is refused whole and logged; the
     /// running one stays. Messages are never lost: every board keeps its target.
-    func reload(_ wall: Wall, mailroom: Mailroom?, from file: String, systemd: SystemdNotifier?, status: StatusReporter?) {
+    func reload(_ wall: Wall, mailroom: Mailroom, from file: String, systemd: SystemdNotifier?, status: StatusReporter?) {
         systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
         do {
             let new = try ConfigLoader.load(file: file)
             var kept = wall.apply(new)
-            if new.messageAPI != config.messageAPI { kept.append("message_api") }
-            if kept.isEmpty || !kept.contains(where: { $0.hasPrefix("the list of boards") }) {
-                if let mailroom { mailroom.reroute(new.zones) } else if !new.zones.isEmpty { kept.append("zones (none before)") }
+            if new.messageAPI != config.messageAPI { kept.append(.messageAPI) }
+            if !kept.contains(where: { if case .boardList = $0 { true } else { false } }) {
+                mailroom.reroute(new.routedZones)
             }
             for part in kept { logger.warning("reload: \(part) changes only with a restart; the running setting stays") }
             logger.notice("config reloaded", metadata: ["file": "\(file)"])

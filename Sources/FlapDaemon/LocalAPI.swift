@@ -27,7 +27,7 @@ public enum LocalAPI {
 
     /// Answers one request: refuses it without the configured key (compared in constant time)
     /// with 401, else routes it.
-    static func handler(wall: Wall, board: Int, key: String?, logger: Logger, status: DaemonStatus)
+    static func handler(wall: Wall, mailroom: Mailroom, board: Int, key: String?, logger: Logger, status: DaemonStatus)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
             if let key {
@@ -43,7 +43,7 @@ public enum LocalAPI {
                 let boards = status.gpio.homeAll()
                 return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
             case (.GET, "/local-api/message"): return json(200, ["message": wall.target(board: board).codes])
-            case (.POST, "/local-api/message"): return post(request, wall: wall, board: board, logger: logger)
+            case (.POST, "/local-api/message"): return post(request, mailroom: mailroom, board: wall.config.boards[board], logger: logger)
             case (_, let path) where paths.contains(path):
                 return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
             default: return json(404, ["error": "no such path: \(request.path)"])
@@ -51,21 +51,28 @@ public enum LocalAPI {
         }
     }
 
-    static func post(_ request: Request, wall: Wall, board: Int, logger: Logger) -> Response {
+    /// Takes a message as the local sender's (`@local`): it goes the way of every message, into
+    /// the inbox and onto the zones that take it — by default the whole board.
+    static func post(_ request: Request, mailroom: Mailroom, board b: BoardConfig, logger: Logger) -> Response {
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
         let message: LocalMessage
         switch LocalMessage.parse(Data(buffer: request.body)) {
         case .failure(let e): return json(e.status, ["error": e.message])
         case .success(let m): message = m
         }
-        let shown: Wall.Shown
+        let posted: Wall.Shown?
         switch message {
         case .text(let text):
-            shown = wall.show(text: text, board: board)
+            posted = mailroom.post(text, type: .text)
         case .codes(let codes):
-            do throws(FrameError) { shown = try wall.show(codes: codes, board: board) } catch {
+            do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": error.description])
             }
+            posted = mailroom.post(PatternCodes.text(codes), type: .pattern)
+        }
+        guard let shown = posted else {
+            logger.warning("message kept but not shown: no zone takes the local sender (@local)")
+            return json(202, ["note": "kept, but no zone takes the local sender (@local)"])
         }
         logger.info("message accepted", metadata: [
             "transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])

@@ -4,9 +4,16 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Messages from the message API onto the wall: keeps the inbox, routes each sender to its
-/// zones, composes each board's frame from its zones and shows it when it changes; wakes for
-/// unlocks, expiries and rotation; reports a message displayed once its board has settled.
+/// The one way onto the wall: every message — of the message API, of the local API, of
+/// `flapd demo --once` — goes into one inbox, each sender to its zones, and each board's frame is
+/// composed from its zones by one rule and shown when it changes. Wakes for unlocks, expiries
+/// and rotation; reports a message-API message displayed once its board has settled.
+///
+/// The rule: each zone shows the newest visible message of its senders (or, with
+/// `rotate_seconds`, each in turn); held letters open at their `unlockAt`; a message goes when
+/// deleted or 48 h after it was sent (the local sender's stays until the next). Where zones
+/// overlap — the local sender's whole-board zone and the zones of the message API — the newer
+/// message is drawn over the older; a zone with nothing to show draws nothing.
 public final class Mailroom: Sendable {
     private struct State {
         var saved = InboxStore.Saved()
@@ -51,7 +58,12 @@ public final class Mailroom: Sendable {
     public func restore() {
         guard let store else { return }
         do {
-            let saved = try store.load()
+            let first = !FileManager.default.fileExists(atPath: store.file)
+            var saved = try store.load()
+            if first, let kept = shownBefore() {
+                // A state dir from before the local API was a sender: what the board showed stays.
+                saved.inbox.receive(kept, now: now())
+            }
             writing.withLock { state.withLock { s in
                 s.saved = saved
                 for b in Set(s.router.zones.map(\.board)) { s.composed[b] = wall.target(board: b) }
@@ -61,6 +73,17 @@ public final class Mailroom: Sendable {
             logger.error("cannot read the saved inbox \(store.file): \(error); starting empty")
         }
         refresh()
+    }
+
+    /// What the first zone of the local sender shows on its restored board, as a local message
+    /// older than any other; nil when that is blank.
+    private func shownBefore() -> InboxMessage? {
+        guard let zone = state.withLock({ $0.router.zones.first(where: \.takesLocal) }) else { return nil }
+        let codes = wall.target(board: zone.board).codes
+        let part = zone.rows.map { r in zone.cols.map { c in Int(codes[r][c]) } }
+        guard part.joined().contains(where: { $0 != 0 }) else { return nil }
+        return InboxMessage(id: "local-restored", senderID: InboxMessage.localSenderID, senderName: "local",
+                            content: PatternCodes.text(part), contentType: .pattern, sentAt: 0)
     }
 
     /// Applies one event of the API client: saved first, then counted and shown — a message
@@ -73,6 +96,9 @@ public final class Mailroom: Sendable {
             switch event {
             case .caughtUp(let messages):
                 next.inbox.sync(with: messages, now: t)
+            case .new(let m) where m.isLocal:
+                logger.warning("a message-API message claims the local sender id; dropped", metadata: ["id": "\(m.id)"])
+                return
             case .new(let m):
                 let outcome = next.inbox.receive(m, now: t)
                 let nowhere = (outcome == .shown || outcome == .held) && state.withLock { $0.router.zones(for: m).isEmpty }
@@ -83,8 +109,26 @@ public final class Mailroom: Sendable {
             }
             write(&next)
             state.withLock { $0.saved = next }
+            _ = refreshWhileWriting(posted: nil)
         }
-        refresh()
+    }
+
+    /// Takes a message of the local sender (the local API, `flapd demo --once`): saved, then
+    /// shown at once in the zones that take `@local` (by default the whole of the local API's
+    /// board). Returns what the board of its first zone is now going to — a transition of no flips
+    /// when the board showed this already — with what was cut or substituted in that zone; nil
+    /// when no zone takes the local sender.
+    public func post(_ content: String, type: InboxMessage.ContentType) -> Wall.Shown? {
+        writing.withLock {
+            let t = now()
+            let message = InboxMessage(id: "local-\(UUID().uuidString.lowercased())", senderID: InboxMessage.localSenderID,
+                                       senderName: "local", content: content, contentType: type, sentAt: t)
+            var next = state.withLock { $0.saved }
+            next.inbox.receive(message, now: t)
+            write(&next)
+            state.withLock { $0.saved = next }
+            return refreshWhileWriting(posted: message.id)
+        }
     }
 
     /// Re-routes after a config reload; no message is lost (the inbox stays).
@@ -101,48 +145,80 @@ public final class Mailroom: Sendable {
 
     /// Composes every zoned board and shows the boards whose frame changed.
     public func refresh() {
-        writing.lock()
-        defer { writing.unlock() }
+        writing.withLock { _ = refreshWhileWriting(posted: nil) }
+    }
+
+    /// One zone's part of a board, as composed.
+    private struct Drawn {
+        var zone: Zone
+        var message: InboxMessage
+        var part: Composer.Part
+    }
+
+    /// `refresh`, with `writing` held; a board that shows `posted` is shown even when its frame is
+    /// unchanged, and what showing it did is returned.
+    private func refreshWhileWriting(posted: String?) -> Wall.Shown? {
         let t = now()
         let boards = wall.config.boards
         var changed: [(board: Int, frame: Frame, ids: [String])] = []
+        var postedPart: Composer.Part?
+        var postedBoard: Int?
         var advanced = false
         let next: Double? = state.withLock { s in
             advanced = s.saved.inbox.advance(now: t)
-            let visible = s.saved.inbox.visible
             var routes: [Int: [InboxMessage]] = [:]
-            for m in visible {
+            for m in s.saved.inbox.visible {
                 let zones = s.router.zones(for: m)
                 if zones.isEmpty, s.unrouted.insert(m.senderID).inserted {
                     logger.notice("sender is in no zone; its messages are not shown", metadata: ["sender": "\(m.senderName)", "id": "\(m.senderID)"])
                 }
                 for z in zones { routes[z, default: []].append(m) }
             }
-            var frames: [Int: (Frame, [String])] = [:]
+            var drawn: [Int: [Drawn]] = [:]
             var next = s.saved.inbox.nextChange
             for (i, zone) in s.router.zones.enumerated() where zone.board < boards.count {
                 let b = boards[zone.board]
                 let (message, rotate) = s.cursors[i].pick(routes[i] ?? [], rotateSeconds: zone.rotateSeconds, now: t)
                 if let rotate { next = min(next ?? rotate, rotate) }
+                guard let message else { continue }
                 let part = Composer().compose(message, in: zone, mapper: b.mapper)
-                if let problem = part.problem { logger.warning("message \(message?.id ?? "?") not shown: \(problem)") }
-                if !part.cut.isEmpty {
-                    logger.warning("message did not fit its zone and was cut", metadata: ["id": "\(message?.id ?? "")", "cut": "\(part.cut.joined(separator: " / "))"])
+                if let problem = part.problem {
+                    logger.warning("message \(message.id) not shown: \(problem)")
+                    continue
                 }
-                var (frame, ids) = frames[zone.board] ?? (Frame(rows: b.rows, cols: b.cols, filledWith: b.drum.glyphs[0]), [])
-                frame.paste(part.frame, row: zone.rows.lowerBound, col: zone.cols.lowerBound)
-                if let message, part.problem == nil { ids.append(message.id) }
-                frames[zone.board] = (frame, ids)
+                if !part.cut.isEmpty {
+                    logger.warning("message did not fit its zone and was cut", metadata: ["id": "\(message.id)", "cut": "\(part.cut.joined(separator: " / "))"])
+                }
+                if message.id == posted, postedPart == nil { (postedPart, postedBoard) = (part, zone.board) }
+                drawn[zone.board, default: []].append(Drawn(zone: zone, message: message, part: part))
             }
-            for (board, (frame, ids)) in frames.sorted(by: { $0.key < $1.key }) where s.composed[board] != frame {
+            for board in Set(s.router.zones.map(\.board)) where board < boards.count {
+                let b = boards[board]
+                // The older message first, the newer over it (zones in config order when as new).
+                let parts = (drawn[board] ?? []).enumerated()
+                    .sorted { ($0.element.message.visibleAt, $0.offset) < ($1.element.message.visibleAt, $1.offset) }.map(\.element)
+                var frame = Frame(rows: b.rows, cols: b.cols, filledWith: b.drum.glyphs[0])
+                var ids: [String] = []
+                for (k, d) in parts.enumerated() {
+                    frame.paste(d.part.frame, row: d.zone.rows.lowerBound, col: d.zone.cols.lowerBound)
+                    let covered = parts[(k + 1)...].contains { $0.zone.covers(d.zone) }
+                    if !covered, !d.message.isLocal { ids.append(d.message.id) }
+                }
+                guard s.composed[board] != frame || board == postedBoard else { continue }
                 s.composed[board] = frame
                 changed.append((board, frame, ids.filter { !s.saved.displayed.contains($0) }))
             }
             return next
         }
         if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
-        for c in changed {
-            let shown = wall.show(frame: c.frame, board: c.board)
+        var postedShown: Wall.Shown?
+        for c in changed.sorted(by: { $0.board < $1.board }) {
+            var shown = wall.show(frame: c.frame, board: c.board)
+            if c.board == postedBoard, let part = postedPart {
+                shown.cut = part.cut
+                shown.substitutions = part.substitutions
+                postedShown = shown
+            }
             guard !c.ids.isEmpty else { continue }
             Task {
                 await settled(c.board, shown.transition.number)
@@ -150,6 +226,7 @@ public final class Mailroom: Sendable {
             }
         }
         schedule(next)
+        return postedShown
     }
 
     /// Reports messages displayed once the board settled — unless a later message took the

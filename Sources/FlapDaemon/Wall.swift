@@ -3,9 +3,9 @@ import FlapTiming
 import Logging
 import Synchronization
 
-/// The boards of one daemon. Takes a message for a board (text or codes), composes the frame
-/// on the board's drum and hands it to the conductor, which re-plans from where the modules are.
-/// Remembers each board's target frame (what the local API reads back).
+/// The boards of one daemon. Takes each board's composed frame (from the mailroom, the one way
+/// in), puts it on the board's drum and hands it to the conductor, which re-plans from where the
+/// modules are. Remembers each board's target frame (what the local API reads back).
 public final class Wall: Sendable {
     private let current: Mutex<FlapdConfig>
     /// The configuration in force (a reload may change it).
@@ -42,34 +42,6 @@ public final class Wall: Sendable {
             drivers: drivers, clackSinks: clackSinks, planSinks: planSinks)
         targets = Mutex(config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) })
         reported = Mutex(Array(repeating: [], count: config.boards.count))
-    }
-
-    /// Lays text out on the whole board and shows it.
-    public func show(text: String, board: Int) -> Shown {
-        let b = config.boards[board]
-        let result = b.layout.place(text, rows: b.rows, cols: b.cols, mapper: b.mapper)
-        if !result.cut.isEmpty {
-            logger.warning("text did not fit and was cut", metadata: [
-                "board": "\(b.id)", "cut": "\(result.cut.joined(separator: " / "))"])
-        }
-        return show(frame: result.frame, board: board, cut: result.cut, substitutions: result.substitutions)
-    }
-
-    /// Shows rows of Vestaboard codes; a code the drum lacks is substituted. Fails on wrong
-    /// dimensions or a code the table does not define.
-    public func show(codes: [[Int]], board: Int) throws(FrameError) -> Shown {
-        let b = config.boards[board]
-        var frame = try Frame(codes: codes, rows: b.rows, cols: b.cols)
-        let mapper = b.mapper
-        var substitutions: [Substitution] = []
-        for r in 0..<b.rows {
-            for c in 0..<b.cols {
-                let (glyph, sub) = mapper.map(.code(Int(frame[r, c].code)))
-                frame[r, c] = glyph
-                if let sub, !substitutions.contains(sub) { substitutions.append(sub) }
-            }
-        }
-        return show(frame: frame, board: board, cut: [], substitutions: substitutions)
     }
 
     /// Shows a composed frame; a glyph the drum lacks becomes its substitute.
@@ -125,25 +97,47 @@ public final class Wall: Sendable {
         }
     }
 
+    /// A part of a re-read configuration that changes only with a restart.
+    public enum RestartOnly: Equatable, Sendable, CustomStringConvertible {
+        /// Boards added, removed or reordered: nothing else of the new config applies.
+        case boardList(from: [String], to: [String])
+        /// A board's size, drum or output.
+        case boardShape(String)
+        case boardSerial(String)
+        case localAPI, sound, realtime, messageAPI
+
+        public var description: String {
+            switch self {
+            case .boardList(let from, let to): "the list of boards changed (\(from) → \(to))"
+            case .boardShape(let id): "board '\(id)': size, drum or output"
+            case .boardSerial(let id): "board '\(id)': serial"
+            case .localAPI: "local_api"
+            case .sound: "sound"
+            case .realtime: "realtime"
+            case .messageAPI: "message_api"
+            }
+        }
+    }
+
     /// Applies a re-read configuration to the running boards: timing, motion, layout,
     /// substitutions and fallback take effect for the next message (targets are kept). Returns
     /// what cannot change without a restart (the set of boards, their size or drum, the local
     /// API, sound); those parts keep their running values.
-    public func apply(_ new: FlapdConfig) -> [String] {
+    public func apply(_ new: FlapdConfig) -> [RestartOnly] {
         let old = config
-        var needsRestart: [String] = []
+        var needsRestart: [RestartOnly] = []
         guard new.boards.map(\.id) == old.boards.map(\.id) else {
-            return ["the list of boards changed (\(old.boards.map(\.id)) → \(new.boards.map(\.id)))"]
+            return [.boardList(from: old.boards.map(\.id), to: new.boards.map(\.id))]
         }
         var merged = old
         for (i, (was, now)) in zip(old.boards, new.boards).enumerated() {
             if was.rows != now.rows || was.cols != now.cols || was.drum != now.drum || was.output != now.output {
-                needsRestart.append("board '\(now.id)': size, drum or output")
+                needsRestart.append(.boardShape(now.id))
                 continue
             }
             merged.boards[i] = now
             if was.serial != now.serial {
-                needsRestart.append("board '\(now.id)': serial")
+                needsRestart.append(.boardSerial(now.id))
                 merged.boards[i].serial = was.serial
             }
             conductor.update(board: i, timing: now.timing, motion: now.motion)
@@ -151,12 +145,12 @@ public final class Wall: Sendable {
         if new.localAPI.bind != old.localAPI.bind || new.localAPI.port != old.localAPI.port
             || new.localAPI.key != old.localAPI.key || new.localAPI.board != old.localAPI.board
             || new.localAPI.enabled != old.localAPI.enabled {
-            needsRestart.append("local_api")
+            needsRestart.append(.localAPI)
         }
-        if new.sound.enabled != old.sound.enabled || new.sound.player != old.sound.player { needsRestart.append("sound") }
+        if new.sound.enabled != old.sound.enabled || new.sound.player != old.sound.player { needsRestart.append(.sound) }
         if new.realtime.priority != old.realtime.priority || new.realtime.lockMemory != old.realtime.lockMemory
             || new.realtime.wakeLatencyMicros != old.realtime.wakeLatencyMicros || new.realtime.spinMicros != old.realtime.spinMicros {
-            needsRestart.append("realtime")
+            needsRestart.append(.realtime)
         }
         current.withLock { $0 = merged }
         return needsRestart

@@ -33,7 +33,7 @@ import Testing
         let wall = Wall(config: config, drivers: [], logger: logger)
         let now: @Sendable () -> Double
         if let clock { now = { clock.now } } else { now = { Date().timeIntervalSince1970 } }
-        return (Mailroom(wall: wall, zones: config.zones, store: store, logger: logger, now: now) { _, _ in }, wall, store, logged)
+        return (Mailroom(wall: wall, zones: config.routedZones, store: store, logger: logger, now: now) { _, _ in }, wall, store, logged)
     }
 
     /// A clock the test moves by hand.

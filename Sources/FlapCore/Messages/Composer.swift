@@ -75,6 +75,11 @@ public enum PatternCodes {
         public let description: String
     }
 
+    /// Writes rows of codes as a pattern `parse` reads back.
+    public static func text(_ codes: [[Int]]) -> String {
+        "[" + codes.map { "[" + $0.map(String.init).joined(separator: ",") + "]" }.joined(separator: ",") + "]"
+    }
+
     public static func parse(_ text: String) -> Result<[[Int]], Problem> {
         var rows: [[Int]] = []
         var row: [Int]?

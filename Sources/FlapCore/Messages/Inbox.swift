@@ -3,7 +3,10 @@
 /// no clock: every change takes `now` (seconds since 1970).
 ///
 /// "Latest" is the message made visible last: a held message that unlocks replaces what its
-/// sender showed before. A message expires 48 h after it was sent, held or not.
+/// sender showed before. A message expires 48 h after it was sent, held or not. The local
+/// sender (`InboxMessage.localSenderID`) is one sender among the others, except that its newest
+/// message always replaces the one before, never expires, and a catch-up with the server
+/// leaves it alone.
 public struct Inbox: Codable, Hashable, Sendable {
     /// The message each sender shows, by sender id.
     public private(set) var live: [String: InboxMessage] = [:]
@@ -22,6 +25,11 @@ public struct Inbox: Codable, Hashable, Sendable {
     /// Takes one message. A second delivery of an id already taken changes nothing.
     @discardableResult
     public mutating func receive(_ message: InboxMessage, now: Double) -> Outcome {
+        if message.isLocal {
+            // Delivered once, by this process: nothing to remember, and the newest wins.
+            live[message.senderID] = message
+            return .shown
+        }
         guard seen[message.id] == nil else { return .duplicate }
         guard now < message.expiresAt else { return .expired }
         seen[message.id] = message.expiresAt
@@ -51,7 +59,7 @@ public struct Inbox: Codable, Hashable, Sendable {
     public mutating func sync(with server: [InboxMessage], now: Double) -> Bool {
         let before = live
         let ids = Set(server.map(\.id))
-        for m in Array(live.values) + held where !ids.contains(m.id) { delete(id: m.id, now: now) }
+        for m in Array(live.values) + held where !m.isLocal && !ids.contains(m.id) { delete(id: m.id, now: now) }
         for m in server.sorted(by: { $0.visibleAt < $1.visibleAt }) { receive(m, now: now) }
         return live != before
     }
@@ -74,7 +82,7 @@ public struct Inbox: Codable, Hashable, Sendable {
 
     /// The next instant `advance` would change something, if any.
     public var nextChange: Double? {
-        (held.map(\.visibleAt) + live.values.map(\.expiresAt)).min()
+        (held.map(\.visibleAt) + live.values.map(\.expiresAt)).filter(\.isFinite).min()
     }
 
     /// Live messages, oldest visible first.

@@ -11,6 +11,10 @@ public struct InboxMessage: Codable, Hashable, Sendable {
 
     /// How long a message lives after it was sent (48 h, as the message API says).
     public static let lifetime: Double = 48 * 3600
+    /// The sender id of the local API (and of `flapd demo --once`): the board's own sender, which
+    /// zones list as `@local`. Its message stays until the next replaces it: it never expires,
+    /// and the newest always wins, whatever the wall clock did in between.
+    public static let localSenderID = "@local"
 
     public var id: String
     public var senderID: String
@@ -36,8 +40,12 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.expiry = expiry
     }
 
-    /// When it goes away: the server's expiry, never later than 48 h after it was sent.
-    public var expiresAt: Double { min(expiry ?? .infinity, sentAt + Self.lifetime) }
+    /// Whether it came from the local API rather than the message API.
+    public var isLocal: Bool { senderID == Self.localSenderID }
+
+    /// When it goes away: the server's expiry, never later than 48 h after it was sent; never
+    /// for a local message.
+    public var expiresAt: Double { isLocal ? .infinity : min(expiry ?? .infinity, sentAt + Self.lifetime) }
     /// When it may first be shown.
     public var visibleAt: Double { max(sentAt, unlockAt ?? sentAt) }
 }

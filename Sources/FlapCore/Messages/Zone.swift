@@ -30,6 +30,17 @@ public struct Zone: Hashable, Sendable {
         self.rotateSeconds = rotateSeconds
     }
 
+    /// Whether it lists the local sender (`@local`).
+    public var takesLocal: Bool {
+        if case .listed(let names) = senders { names.contains(InboxMessage.localSenderID) } else { false }
+    }
+
+    /// Whether every module of `other` is one of this zone's.
+    public func covers(_ other: Zone) -> Bool {
+        board == other.board && rows.lowerBound <= other.rows.lowerBound && rows.upperBound >= other.rows.upperBound
+            && cols.lowerBound <= other.cols.lowerBound && cols.upperBound >= other.cols.upperBound
+    }
+
     /// Whether two zones share a module.
     public func overlaps(_ other: Zone) -> Bool {
         board == other.board && rows.overlaps(other.rows) && cols.overlaps(other.cols)
@@ -38,7 +49,7 @@ public struct Zone: Hashable, Sendable {
 
 /// Routes senders to zones as the config file says: a sender goes to every zone that lists
 /// its id or username; a sender no zone lists goes to the `*` zones; with no `*` zone it is
-/// not shown.
+/// not shown. The local sender goes only to zones that list `@local`, never to `*` zones.
 public struct SenderRouter: Sendable {
     public let zones: [Zone]
     private let listed: Set<String>
@@ -52,7 +63,10 @@ public struct SenderRouter: Sendable {
 
     /// The indices of the zones that show this message's sender.
     public func zones(for message: InboxMessage) -> [Int] {
-        let keys = [message.senderID.lowercased(), message.senderName.lowercased()]
+        if message.isLocal {
+            return zones.indices.filter { zones[$0].takesLocal }
+        }
+        let keys = [message.senderID.lowercased(), message.senderName.lowercased()].filter { $0 != InboxMessage.localSenderID }
         let isListed = keys.contains { listed.contains($0) }
         return zones.indices.filter { i in
             switch zones[i].senders {
