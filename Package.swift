@@ -43,18 +43,21 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         ]),
+        // Clocks and threads every timed part shares: the monotonic clock, deadline sleeps, the
+        // real-time class of timing threads, output queues, lateness histograms, mapped files.
+        .target(name: "FlapClock", dependencies: ["CRealtime"]),
         // The conductor: a real-time thread firing flip events at absolute deadlines.
-        .target(name: "FlapTiming", dependencies: ["FlapCore", "CRealtime"]),
+        .target(name: "FlapTiming", dependencies: ["FlapCore", "FlapClock"]),
         .target(name: "CRealtime"),
         // The clack: synthesis, mixing, and ALSA playback on a thread of its own.
-        .target(name: "FlapSound", dependencies: ["FlapCore", "FlapTiming", "CALSA"]),
+        .target(name: "FlapSound", dependencies: ["FlapCore", "FlapClock", "CALSA"]),
         // Serial module buses: flapbus, the open splitflap protocol, salvaged station modules.
-        .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapTiming", "CSerialPort"]),
+        .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapClock", "CSerialPort"]),
         // For tests of serial buses: decoders written apart from the encoders, a scripted display.
         .target(name: "FlapSerialTesting", dependencies: ["FlapSerial"]),
-        .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapTiming", "CGPIOD"]),
+        .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapClock", "CGPIOD"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
-        .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapTiming"]),
+        .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapClock"]),
         // The message API client: WebSocket subscription and REST catch-up.
         .target(
             name: "FlapNet",
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
+                "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -121,7 +124,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "flapgpio",
-            dependencies: ["FlapGPIO", "FlapTiming", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["FlapGPIO", "FlapClock", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
@@ -131,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "flapbench",
             dependencies: [
-                "FlapCore", "FlapTiming", "FlapSound", "FlapSerial", "FlapGPIO",
+                "FlapCore", "FlapClock", "FlapTiming", "FlapSound", "FlapSerial", "FlapGPIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -140,7 +143,8 @@ let package = Package(
         .testTarget(name: "FlapCoreTests", dependencies: ["FlapCore"]),
         .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
         .testTarget(name: "FlapDoorTests", dependencies: ["FlapDoor"]),
-        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming"]),
+        .testTarget(name: "FlapClockTests", dependencies: ["FlapClock"]),
+        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock"]),
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),

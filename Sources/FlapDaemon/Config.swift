@@ -2,7 +2,7 @@ import FlapCore
 import FlapNet
 import FlapSerial
 import FlapSound
-import FlapTiming
+import FlapClock
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
 public struct FlapdConfig: Sendable {
@@ -45,7 +45,7 @@ public struct RealtimeConfig: Sendable {
     /// Keep CPUs out of idle states slower to wake than this (µs) while flapd runs; nil: no request.
     public var wakeLatencyMicros: Int?
     /// Most the conductor spins before a deadline after waking early (µs); 0: sleep only.
-    public var spinMicros = Int(Conductor.Realtime.defaultSpinMicros)
+    public var spinMicros = Int(RealtimeOptions.defaultSpinMicros)
     public init() {}
 }
 

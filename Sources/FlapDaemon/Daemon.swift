@@ -3,6 +3,7 @@ import FlapNet
 import FlapSerial
 import FlapSound
 import FlapTerminal
+import FlapClock
 import FlapTiming
 import Foundation
 import Logging

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlapCore
+import FlapClock
 import FlapTiming
 import Foundation
 

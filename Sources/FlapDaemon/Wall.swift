@@ -1,4 +1,5 @@
 import FlapCore
+import FlapClock
 import FlapTiming
 import Logging
 import Synchronization

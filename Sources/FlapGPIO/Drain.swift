@@ -1,4 +1,4 @@
-import FlapTiming
+import FlapClock
 import Foundation
 
 /// Waits until `done` holds or `seconds` have passed, looking every 2 ms: how the GPIO drivers

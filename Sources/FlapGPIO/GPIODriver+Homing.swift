@@ -1,5 +1,5 @@
 import FlapCore
-import FlapTiming
+import FlapClock
 import Foundation
 
 extension GPIODriver {

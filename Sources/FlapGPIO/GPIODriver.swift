@@ -1,5 +1,5 @@
 import FlapCore
-import FlapTiming
+import FlapClock
 import Foundation
 
 /// One board of stepper modules on GPIO lines: each plan becomes every module's step instants

@@ -1,5 +1,5 @@
 import FlapCore
-import FlapTiming
+import FlapClock
 import Foundation
 
 /// One board of MAX7219 8 × 8 LED modules: each flip of the plan is drawn as four frames — the

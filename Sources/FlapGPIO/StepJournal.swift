@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import FlapTiming
+import FlapClock
 import Foundation
 
 /// Each module's place on its drum — steps from flap 0's edge — as the lines last moved it, in a

@@ -1,5 +1,5 @@
 import FlapCore
-import FlapTiming
+import FlapClock
 import Synchronization
 
 /// One board of flapbus modules: every module's move goes to its controller as soon as it is

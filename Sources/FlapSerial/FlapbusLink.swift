@@ -1,4 +1,4 @@
-import FlapTiming
+import FlapClock
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import FlapTiming
+import FlapClock
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import FlapCore
-import FlapTiming
+import FlapClock
 import Foundation
 
 /// One board whose modules are an open splitflap display: each module's target flap is sent at

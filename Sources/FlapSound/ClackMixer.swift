@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import FlapTiming
+import FlapClock
 
 /// Mixes clacks into a stream: each clack starts at the sample of its instant; clacks starting
 /// on the same sample sound as one voice of their summed energy; at most `voiceCap` voices at

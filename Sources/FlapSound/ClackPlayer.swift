@@ -1,6 +1,6 @@
 import CALSA
 import FlapCore
-import FlapTiming
+import FlapClock
 import Foundation
 import Synchronization
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FlapCore
-import FlapTiming
+import FlapClock
 
 /// The virtual boards on a terminal: a `ModuleDriver` that shows boards of the conductor.
 ///

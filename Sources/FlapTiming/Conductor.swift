@@ -1,3 +1,4 @@
+import FlapClock
 import FlapCore
 import Foundation
 import Synchronization
@@ -19,28 +20,8 @@ public final class Conductor: Sendable {
         }
     }
 
-    /// Real-time options of the wall: of every timing thread (`TimingThreads`), and the memory
-    /// lock and wake-latency request the conductor holds.
-    public struct Realtime: Sendable {
-        /// SCHED_FIFO priority 1…99, or nil to stay SCHED_OTHER.
-        public var priority: Int32?
-        /// mlockall(MCL_CURRENT | MCL_FUTURE) so that no page fault delays a flip.
-        public var lockMemory: Bool
-        /// Asks the kernel (PM QoS, /dev/cpu_dma_latency) to keep CPUs out of idle states slower
-        /// to wake than this, for as long as the conductor runs; nil: no request.
-        public var wakeLatencyMicros: Int32?
-        /// Most the thread spins on the clock before a deadline, having woken early by as much as
-        /// its wake-ups have lately overslept (`DeadlineSleeper`), when it runs SCHED_FIFO (at
-        /// normal priority it only sleeps); 0: sleep only.
-        public var spinMicros: Int32
-        /// The spin when nothing says otherwise, in microseconds.
-        public static let defaultSpinMicros: Int32 = 500
-        public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil,
-                    spinMicros: Int32 = Realtime.defaultSpinMicros) {
-            self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
-            self.spinMicros = spinMicros
-        }
-    }
+    /// Real-time options of the wall (`RealtimeOptions`, of the clock module).
+    public typealias Realtime = RealtimeOptions
 
     private let state: Mutex<ConductorState>
     private let drivers: [any ModuleDriver]

@@ -1,3 +1,4 @@
+import FlapClock
 import FlapCore
 
 /// The next flip of one moving module.

@@ -1,3 +1,4 @@
+import FlapClock
 /// A binary min-heap of timed flips, earliest instant first.
 struct MinHeap {
     private(set) var items: [TimedFlip] = []

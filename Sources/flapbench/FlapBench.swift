@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlapCore
+import FlapClock
 import FlapTiming
 import Foundation
 

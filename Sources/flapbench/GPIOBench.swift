@@ -1,5 +1,6 @@
 import FlapCore
 import FlapGPIO
+import FlapClock
 import FlapTiming
 import Foundation
 

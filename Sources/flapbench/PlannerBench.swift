@@ -1,4 +1,5 @@
 import FlapCore
+import FlapClock
 import FlapTiming
 
 /// Time to plan a transition in which every module changes.

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapSerial
+import FlapClock
 import FlapTiming
 import Foundation
 

@@ -1,3 +1,4 @@
+import FlapClock
 import FlapTiming
 import Foundation
 #if canImport(FoundationNetworking)

@@ -1,6 +1,7 @@
 import Dispatch
 import FlapCore
 import FlapSound
+import FlapClock
 import FlapTiming
 import Foundation
 

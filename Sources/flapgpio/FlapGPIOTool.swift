@@ -1,6 +1,6 @@
 import ArgumentParser
 import FlapGPIO
-import FlapTiming
+import FlapClock
 import Foundation
 #if canImport(Glibc)
 import Glibc

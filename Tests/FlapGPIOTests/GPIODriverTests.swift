@@ -1,4 +1,5 @@
 @testable import FlapCore
+import FlapClock
 import FlapTiming
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import Dispatch
 import FlapCore
+import FlapClock
 import FlapTiming
 import Foundation
 import Synchronization

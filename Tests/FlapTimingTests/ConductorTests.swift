@@ -2,6 +2,7 @@ import Dispatch
 import FlapCore
 import Synchronization
 import Testing
+import FlapClock
 @testable import FlapTiming
 
 /// Records every event; lets a test wait for a number of flips or for a settled transition.

@@ -14,11 +14,11 @@ public final class TimingThreads: Sendable {
         public var fifo: Bool
     }
 
-    public let realtime: Conductor.Realtime
+    public let realtime: RealtimeOptions
     private let warn: @Sendable (String) -> Void
     private let warned = Mutex<Set<String>>([])
 
-    public init(realtime: Conductor.Realtime = .init(), warn: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(realtime: RealtimeOptions = .init(), warn: @escaping @Sendable (String) -> Void = { _ in }) {
         self.realtime = realtime
         self.warn = warn
     }
@@ -46,5 +46,28 @@ public final class TimingThreads: Sendable {
     /// Warns of each refusal the first time it is seen.
     public func report(_ warnings: [String]) {
         for w in warnings where warned.withLock({ $0.insert(w).inserted }) { warn(w) }
+    }
+}
+
+/// Real-time options of the wall: of every timing thread (`TimingThreads`), and the memory
+/// lock and wake-latency request the conductor holds.
+public struct RealtimeOptions: Sendable {
+    /// SCHED_FIFO priority 1…99, or nil to stay SCHED_OTHER.
+    public var priority: Int32?
+    /// mlockall(MCL_CURRENT | MCL_FUTURE) so that no page fault delays a flip.
+    public var lockMemory: Bool
+    /// Asks the kernel (PM QoS, /dev/cpu_dma_latency) to keep CPUs out of idle states slower
+    /// to wake than this, for as long as the conductor runs; nil: no request.
+    public var wakeLatencyMicros: Int32?
+    /// Most the thread spins on the clock before a deadline, having woken early by as much as
+    /// its wake-ups have lately overslept (`DeadlineSleeper`), when it runs SCHED_FIFO (at
+    /// normal priority it only sleeps); 0: sleep only.
+    public var spinMicros: Int32
+    /// The spin when nothing says otherwise, in microseconds.
+    public static let defaultSpinMicros: Int32 = 500
+    public init(priority: Int32? = nil, lockMemory: Bool = false, wakeLatencyMicros: Int32? = nil,
+                spinMicros: Int32 = RealtimeOptions.defaultSpinMicros) {
+        self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
+        self.spinMicros = spinMicros
     }
 }

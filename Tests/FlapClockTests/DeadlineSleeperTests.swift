@@ -1,5 +1,5 @@
 import Testing
-@testable import FlapTiming
+@testable import FlapClock
 
 @Suite struct DeadlineSleeperTests {
     @Test func theLeadRisesToTheWorstOversleepAndDecays() {

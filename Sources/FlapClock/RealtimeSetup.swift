@@ -5,15 +5,15 @@ import CRealtime
 
 /// Applies the wall's real-time options: to the calling thread (`TimingThreads`), and the
 /// memory lock and wake-latency request the conductor holds for the process.
-enum RealtimeSetup {
+package enum RealtimeSetup {
     /// What `apply` got: whether the thread runs SCHED_FIFO, and a warning for a refusal.
-    struct Granted {
-        var fifo = false
-        var warnings: [String] = []
+    package struct Granted {
+        package var fifo = false
+        package var warnings: [String] = []
     }
 
     /// Asks for no timer slack and, with a priority, SCHED_FIFO for the calling thread.
-    static func apply(priority: Int32?) -> Granted {
+    package static func apply(priority: Int32?) -> Granted {
         var granted = Granted()
         #if canImport(Glibc)
         // The kernel may defer a sleeper's wake-up by its timer slack (50 µs by default): a
@@ -33,7 +33,7 @@ enum RealtimeSetup {
     }
 
     /// Locks the process's memory (mlockall), or says why not.
-    static func lockMemory() -> String? {
+    package static func lockMemory() -> String? {
         #if canImport(Glibc)
         guard mlockall(MCL_CURRENT | MCL_FUTURE) != 0 else { return nil }
         return "mlockall refused (\(String(cString: strerror(errno)))): memory stays pageable; grant LimitMEMLOCK or CAP_IPC_LOCK"
@@ -42,11 +42,11 @@ enum RealtimeSetup {
         #endif
     }
 
-    struct Refusal: Error { var message: String }
+    package struct Refusal: Error { package var message: String }
 
     /// Opens a PM QoS request for a CPU wake-up latency; the request lasts while the file
     /// descriptor stays open.
-    static func requestWakeLatency(_ micros: Int32) -> Result<Int32, Refusal> {
+    package static func requestWakeLatency(_ micros: Int32) -> Result<Int32, Refusal> {
         #if canImport(Glibc)
         let fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -64,9 +64,9 @@ enum RealtimeSetup {
         #endif
     }
 
-    static func release(_ fd: Int32) { close(fd) }
+    package static func release(_ fd: Int32) { close(fd) }
 
-    static func unlockMemory() {
+    package static func unlockMemory() {
         #if canImport(Glibc)
         munlockall()
         #endif
