@@ -49,13 +49,16 @@ let package = Package(
         // The conductor: a real-time thread firing flip events at absolute deadlines.
         .target(name: "FlapTiming", dependencies: ["FlapCore", "FlapClock"]),
         .target(name: "CRealtime"),
+        // What a board's hardware is, as the config file describes it and the outputs read it:
+        // GPIO wiring, serial line settings, the clack's options and model. Plain values, no I/O.
+        .target(name: "FlapWiring"),
         // The clack: synthesis, mixing, and ALSA playback on a thread of its own.
-        .target(name: "FlapSound", dependencies: ["FlapCore", "FlapClock", "CALSA"]),
+        .target(name: "FlapSound", dependencies: ["FlapCore", "FlapClock", "FlapWiring", "CALSA"]),
         // Serial module buses: flapbus, the open splitflap protocol, salvaged station modules.
-        .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapClock", "CSerialPort"]),
+        .target(name: "FlapSerial", dependencies: ["FlapCore", "FlapClock", "FlapWiring", "CSerialPort"]),
         // For tests of serial buses: decoders written apart from the encoders, a scripted display.
         .target(name: "FlapSerialTesting", dependencies: ["FlapSerial"]),
-        .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapClock", "CGPIOD"]),
+        .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapClock", "FlapWiring", "CGPIOD"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapClock"]),
         // The message API client: WebSocket subscription and REST catch-up.
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
+                "FlapCore", "FlapInput", "FlapClock", "FlapWiring", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -120,7 +123,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "flapserial",
-            dependencies: ["FlapSerial", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["FlapSerial", "FlapWiring", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "flapgpio",
@@ -134,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "flapbench",
             dependencies: [
-                "FlapCore", "FlapClock", "FlapTiming", "FlapSound", "FlapSerial", "FlapGPIO",
+                "FlapCore", "FlapClock", "FlapWiring", "FlapTiming", "FlapSound", "FlapSerial", "FlapGPIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -146,12 +149,12 @@ let package = Package(
         .testTarget(name: "FlapClockTests", dependencies: ["FlapClock"]),
         .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock"]),
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
-        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound"]),
+        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring"]),
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
         .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
-        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO"]),
+        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
         .testTarget(

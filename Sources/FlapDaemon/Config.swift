@@ -1,7 +1,6 @@
+import FlapWiring
 import FlapCore
 import FlapNet
-import FlapSerial
-import FlapSound
 import FlapClock
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
@@ -52,7 +51,7 @@ public struct RealtimeConfig: Sendable {
 /// The clack: on or off, where it plays, how loud, when not.
 public struct SoundConfig: Sendable {
     public var enabled = true
-    public var player = ClackPlayer.Options()
+    public var player = ClackOptions()
     public init() {}
 }
 
@@ -100,7 +99,7 @@ public enum OutputKind: String, Sendable, CaseIterable {
 /// A serial port and how its line is set.
 public struct SerialConfig: Sendable, Equatable {
     public var port: String
-    public var settings: SerialPortTransport.Settings
+    public var settings: SerialLineSettings
     /// Milliseconds before an unanswered frame is sent again.
     public var retryMs: Int
     /// Row-major: each module's bus address (station modules).

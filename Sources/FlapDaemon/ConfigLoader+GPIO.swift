@@ -1,5 +1,5 @@
+import FlapWiring
 import FlapCore
-import FlapGPIO
 import Yams
 
 /// A board of stepper modules on GPIO lines: how they are wired and how their motors turn.
@@ -14,7 +14,7 @@ public struct GPIOBoardConfig: Sendable, Equatable {
 public struct HomeConfig: Sendable, Equatable {
     public var lines: [Int]
     public var activeLow = true
-    public var bias = LibgpiodInputs.Bias.pullUp
+    public var bias = InputBias.pullUp
     public var maxFailures = 3
     /// Home every module when flapd starts.
     public var atStart = true
@@ -95,7 +95,7 @@ extension ConfigLoader {
     static func homeSensors(_ node: ConfigNode, modules: Int) -> HomeConfig? {
         var h = HomeConfig(lines: lines(node, "lines", count: modules) ?? [])
         h.activeLow = node.bool("active_low", default: true)
-        h.bias = node.choice("bias", default: LibgpiodInputs.Bias.pullUp)
+        h.bias = node.choice("bias", default: InputBias.pullUp)
         h.maxFailures = node.int("max_failures", default: 3, in: 1...100)
         h.atStart = node.bool("at_start", default: true)
         node.rejectUnknownKeys()

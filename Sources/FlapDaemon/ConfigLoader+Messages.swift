@@ -1,6 +1,6 @@
+import FlapWiring
 import FlapCore
 import FlapNet
-import FlapSerial
 import Yams
 
 extension ConfigLoader {
@@ -109,7 +109,7 @@ extension ConfigLoader {
     /// A serial output's port and line; `modules`: a station bus of that many modules, whose
     /// addresses are `addresses` (row-major) or count up from `first_address`.
     static func serial(_ node: ConfigNode, defaultBaud: Int, defaultRetry: Int,
-                       defaultParity: SerialPortTransport.Settings.Parity = .none, modules: Int? = nil) -> SerialConfig? {
+                       defaultParity: SerialLineSettings.Parity = .none, modules: Int? = nil) -> SerialConfig? {
         let port = node.string("port")
         if port == nil { node.issues.add(node.sub("port"), node.node, "missing (the serial port, e.g. /dev/ttyUSB0)") }
         let bauds = [1200, 2400, 4800, 9600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800]
@@ -119,7 +119,7 @@ extension ConfigLoader {
         }
         let parity = node.choice("parity", default: defaultParity)
         let stopBits = node.int("stop_bits", default: 1, in: 1...2)
-        let flow = node.choice("flow_control", default: SerialPortTransport.Settings.FlowControl.none)
+        let flow = node.choice("flow_control", default: SerialLineSettings.FlowControl.none)
         let retry = node.int("retry_ms", default: defaultRetry, in: 10...10_000)
         let addresses = modules.map { stationAddresses(node, modules: $0) } ?? []
         node.rejectUnknownKeys()

@@ -1,6 +1,5 @@
+import FlapWiring
 import FlapCore
-import FlapSerial
-import FlapSound
 import Foundation
 import Yams
 
@@ -133,7 +132,7 @@ public enum ConfigLoader {
     static func sound(_ node: ConfigNode) -> SoundConfig {
         var s = SoundConfig()
         s.enabled = node.bool("enabled", default: true)
-        var p = ClackPlayer.Options()
+        var p = ClackOptions()
         p.device = node.string("device") ?? p.device
         p.volume = Float(node.int("volume_percent", default: 80, in: 0...100)) / 100
         p.bufferMs = node.int("buffer_ms", default: p.bufferMs, in: 5...500)
@@ -199,22 +198,23 @@ public enum ConfigLoader {
         switch b.output {
         case .splitflap:
             b.drum = .splitflap52
-            if b.rows * b.cols > SplitflapProtocol.maxModules {
+            let bus = SerialBus.splitflap
+            if let most = bus.maxModules, b.rows * b.cols > most {
                 node.issues.add(node.sub("output"), node.value("output"),
-                                "a splitflap display takes at most \(SplitflapProtocol.maxModules) modules (its protocol's limit); this board has \(b.rows * b.cols) (\(b.rows) × \(b.cols))")
+                                "a splitflap display takes at most \(most) modules (its protocol's limit); this board has \(b.rows * b.cols) (\(b.rows) × \(b.cols))")
             }
-            b.serial = serial(node.child("serial"), defaultBaud: SplitflapProtocol.baud, defaultRetry: SplitflapProtocol.retryMilliseconds)
+            b.serial = serial(node.child("serial"), defaultBaud: bus.line.baud, defaultRetry: bus.retryMilliseconds)
         case .flapbus:
             let serialNode = node.child("serial")
             let home = serialNode.bool("home_at_start", default: false)
             let status = serialNode.int("status_seconds", default: 5, in: 1...3600)
-            b.serial = serial(serialNode, defaultBaud: 115_200, defaultRetry: 100)
+            b.serial = serial(serialNode, defaultBaud: SerialBus.flapbus.line.baud, defaultRetry: SerialBus.flapbus.retryMilliseconds)
             b.serial?.homeAtStart = home
             b.serial?.statusSeconds = status
         case .krone, .omega:
-            let bus = StationBus(rawValue: b.output.rawValue)!
-            b.serial = serial(node.child("serial"), defaultBaud: bus.settings.baud, defaultRetry: 100,
-                              defaultParity: bus.settings.parity, modules: b.rows * b.cols)
+            let bus = SerialBus(rawValue: b.output.rawValue)!
+            b.serial = serial(node.child("serial"), defaultBaud: bus.line.baud, defaultRetry: bus.retryMilliseconds,
+                              defaultParity: bus.line.parity, modules: b.rows * b.cols)
         case .virtual, .gpio:
             if node.value("serial") != nil {
                 node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (splitflap, flapbus, krone, omega) has a serial port")

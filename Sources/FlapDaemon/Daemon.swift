@@ -65,8 +65,8 @@ public struct Daemon: Sendable {
         }
         let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
         let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger, flush: gpio.flush) }
-        let optional: [(any ModuleDriver)?] = [journal, trace, status, keeper]
-        let drivers: [any ModuleDriver] = [virtual, watcher] + optional.compactMap { $0 }
+        let optional: [(any FlipObserver)?] = [journal, trace, status, keeper]
+        let drivers: [any FlipObserver] = [virtual, watcher] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { board, frame in
                             keeper?.changed()

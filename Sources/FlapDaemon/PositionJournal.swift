@@ -14,7 +14,7 @@ import Foundation
 /// A board whose modules move by themselves to what they are sent (a splitflap display, flapbus
 /// controllers, Krone or Omega modules) is journaled by its output as each target goes out, not
 /// by the flips.
-final class PositionJournal: ModuleDriver, @unchecked Sendable {
+final class PositionJournal: FlipObserver, @unchecked Sendable {
     private static let magic = Array("FLAPPOS1".utf8)
     private let file: MappedFile
     private let base: UnsafeMutablePointer<UInt8>

@@ -2,7 +2,7 @@ import FlapCore
 import Synchronization
 
 /// Lets a task wait until a board has settled after a given transition.
-public final class SettleWatcher: ModuleDriver {
+public final class SettleWatcher: FlipObserver {
     private struct State {
         var settled: [Int: Int] = [:]
         var waiters: [(board: Int, transition: Int, CheckedContinuation<Void, Never>)] = []

@@ -50,7 +50,7 @@ public enum SoundTest {
 }
 
 /// Blocks until a board settles (for commands that run outside async code).
-final class SettleWatcherSync: ModuleDriver {
+final class SettleWatcherSync: FlipObserver {
     private let signal = DispatchSemaphore(value: 0)
     func flip(_ event: FlipEvent) {}
     func settled(board: Int, transition: Int, frame: Frame) { signal.signal() }

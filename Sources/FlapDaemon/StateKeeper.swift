@@ -8,7 +8,7 @@ import Synchronization
 /// survives any crash), whenever a board settles and every second while a board moves (on a
 /// thread of its own: the conductor only signals). A failed write is logged once — the previous
 /// state stays intact — until a write succeeds.
-final class StateKeeper: ModuleDriver {
+final class StateKeeper: FlipObserver {
     private let store: StateStore
     private let journal: PositionJournal?
     private let flush: @Sendable () -> Void

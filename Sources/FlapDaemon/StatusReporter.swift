@@ -6,7 +6,7 @@ import Synchronization
 /// `maxBytes` — systemd drops a notify datagram of 4096 bytes or more, and `systemctl status`
 /// shows one line. Sent when a board starts moving, when it settles, with `READY=1` at start and
 /// after a reload, and at a stop, where a board left part-way says so rather than "shows".
-final class StatusReporter: ModuleDriver {
+final class StatusReporter: FlipObserver {
     /// What one board is doing, as the line says it.
     enum Board: Equatable {
         case shows(Frame)

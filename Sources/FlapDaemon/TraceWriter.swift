@@ -5,7 +5,7 @@ import Foundation
 
 /// Writes one JSON line per fired flip — its board, module, glyph, planned and actual instants
 /// (milliseconds from its transition's start) and lateness — from a thread of its own.
-public final class TraceWriter: ModuleDriver {
+public final class TraceWriter: FlipObserver {
     private let queue: OutputQueue<FlipEvent>
     /// The file written (nil when tracing to stderr), closed by `finish`.
     private let file: Int32?

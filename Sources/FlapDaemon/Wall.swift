@@ -30,7 +30,7 @@ public final class Wall: Sendable {
     /// then, the status line says where the board is going), outside every lock.
     private let accepted: @Sendable (_ board: Int, _ frame: Frame) -> Void
 
-    public init(config: FlapdConfig, drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [],
+    public init(config: FlapdConfig, drivers: [any FlipObserver], clackSinks: [any ClackSink] = [],
                 planSinks: [any MovePlanSink] = [], logger: Logger,
                 accepted: @escaping @Sendable (_ board: Int, _ frame: Frame) -> Void = { _, _ in }) {
         self.current = Mutex(config)

@@ -1,4 +1,5 @@
 import CGPIOD
+import FlapWiring
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -98,7 +99,7 @@ public struct SensorEdge: Sendable, Equatable {
 
 /// Input lines of a chip through libgpiod, both edges watched, with a bias.
 public final class LibgpiodInputs: GPIOInputs, @unchecked Sendable {
-    public enum Bias: String, Sendable, CaseIterable { case none, pullUp = "pull_up", pullDown = "pull_down" }
+    public typealias Bias = InputBias
     private let request: UnsafeMutablePointer<flap_gpio_request>
     public let chip: String
     public let lines: [Int]

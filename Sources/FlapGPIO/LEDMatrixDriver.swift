@@ -1,3 +1,4 @@
+import FlapWiring
 import FlapCore
 import FlapClock
 import Foundation

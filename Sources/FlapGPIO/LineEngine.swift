@@ -1,3 +1,4 @@
+import FlapWiring
 /// The levels of a board's output lines as its modules step: each call returns the level
 /// vectors (one value per line of `wiring.lines`, in that order) to write, in order. Pure state,
 /// no I/O — the driver's thread writes what it returns, and the benchmark times it.

@@ -1,20 +1,7 @@
+import FlapWiring
 import FlapCore
 
-/// A chain of MAX7219 8 × 8 LED modules (DIN → DOUT from one to the next) on three lines: every
-/// update shifts one 16-bit word (register, data; MSB first, DIN read on CLK's rising edge) into
-/// each device, the farthest's first, and latches them all on CS's rising edge.
-public struct MAX7219Chain: Hashable, Sendable {
-    public var din: Int, clk: Int, cs: Int
-    /// The module at each chain position, the Pi's end first.
-    public var order: [Int]
-    /// Brightness 0–15.
-    public var intensity: UInt8
-    public var holdNanos: Int64
-
-    public init(din: Int, clk: Int, cs: Int, order: [Int], intensity: UInt8 = 4, holdNanos: Int64 = 0) {
-        self.din = din; self.clk = clk; self.cs = cs; self.order = order; self.intensity = intensity; self.holdNanos = holdNanos
-    }
-
+extension MAX7219Chain {
     /// The registers set once at start: no BCD decoding, all eight rows scanned, brightness,
     /// out of shutdown, display test off.
     public var setup: [(register: UInt8, data: UInt8)] {

@@ -2,23 +2,14 @@
 import Glibc
 #endif
 import CSerialPort
+import FlapWiring
 import Synchronization
 
 /// A real serial port through libserialport: name, baud, parity, stop bits and flow control
 /// from the config. (libserialport refuses pseudo-terminals; `TermiosPort` serves those.)
 public final class SerialPortTransport: SerialTransport, Sendable {
     /// How the line is set.
-    public struct Settings: Sendable, Equatable {
-        public enum Parity: String, Sendable, CaseIterable { case none, even, odd }
-        public enum FlowControl: String, Sendable, CaseIterable { case none, rtscts, xonxoff }
-        public var baud: Int
-        public var parity = Parity.none
-        public var stopBits = 1
-        public var flowControl = FlowControl.none
-        public init(baud: Int, parity: Parity = .none, stopBits: Int = 1, flowControl: FlowControl = .none) {
-            self.baud = baud; self.parity = parity; self.stopBits = stopBits; self.flowControl = flowControl
-        }
-    }
+    public typealias Settings = SerialLineSettings
 
     private let port: Mutex<OpaquePointer?>
     public let name: String

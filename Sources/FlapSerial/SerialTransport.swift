@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import FlapWiring
 import Glibc
 #endif
 

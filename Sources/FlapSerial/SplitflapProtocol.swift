@@ -1,13 +1,14 @@
+import FlapWiring
 /// The open splitflap display's serial protocol (scottbez1/splitflap): at 230 400 baud, frames
 /// `COBS(protobuf ‖ CRC32-LE(protobuf)) 0x00`; one message in flight, acked by nonce, retried
 /// every 250 ms. The host sends the desired flap of every module each time.
 public enum SplitflapProtocol {
-    public static let baud = 230_400
-    public static let retryMilliseconds = 250
+    public static let baud = SerialBus.splitflap.line.baud
+    public static let retryMilliseconds = SerialBus.splitflap.retryMilliseconds
     /// One 0x00 switches a freshly booted display from its text mode to protobuf.
     public static let enterProtobufMode: [UInt8] = [0]
     /// The most modules a display takes: the firmware decodes a config of at most 255.
-    public static let maxModules = 255
+    public static let maxModules = SerialBus.splitflap.maxModules!
 
     /// What the host wants of one module.
     public struct ModuleTarget: Equatable, Sendable {

@@ -1,10 +1,11 @@
+import FlapWiring
 /// Salvaged station modules (the bytes; the transport sends them).
 ///
 /// Krone FBM, 4800 baud, even parity: a command byte `0b1001_cccc` (bit 6: the address is over
 /// 127, bit 5: the code is), then the low 7 bits of the address and of the code as the command
 /// needs. Each module is given its code with SET_CODE, then SET_ALL makes them all move.
 public enum KroneFBM {
-    public static let baud = 4800
+    public static let baud = SerialBus.krone.line.baud
     public enum Command: UInt8, Sendable {
         case setAll = 1, setHome, reset, readStatus, readCode, lock, unlock, setCode, startCalBR2, startCalBR1, stopCal, setTable
     }
@@ -24,7 +25,7 @@ public enum KroneFBM {
 /// Omega RS-485 station displays, 19 200 baud: each message preceded by a 50 ms break, then
 /// `0xFF, command, address[, value]`.
 public enum OmegaRS485 {
-    public static let baud = 19_200
+    public static let baud = SerialBus.omega.line.baud
     public static let breakMilliseconds = 50
     public enum Command: UInt8, Sendable {
         case setPosition = 0xC0, setHome = 0xC5, setAddress = 0xCE, readPosition = 0xD0, readSerial = 0xDF
@@ -56,10 +57,5 @@ public enum StationBus: String, Sendable, CaseIterable {
     public var breakMilliseconds: Int { self == .omega ? OmegaRS485.breakMilliseconds : 0 }
 
     /// The line the modules expect.
-    public var settings: SerialPortTransport.Settings {
-        switch self {
-        case .krone: .init(baud: KroneFBM.baud, parity: .even)
-        case .omega: .init(baud: OmegaRS485.baud)
-        }
-    }
+    public var settings: SerialLineSettings { SerialBus(rawValue: rawValue)!.line }
 }

@@ -1,3 +1,4 @@
+import FlapWiring
 import CALSA
 import FlapCore
 import FlapClock
@@ -13,21 +14,7 @@ import Synchronization
 /// Faults never stop the board: no device, a busy one or one that vanishes → one warning, silence,
 /// and a new try every few seconds.
 public final class ClackPlayer: ClackSink {
-    public struct Options: Sendable, Equatable {
-        /// ALSA PCM name (`default`, `hw:1,0`, `file:FILE=/tmp/out.wav,FORMAT=wav`, …).
-        public var device = "default"
-        public var volume: Float = 0.8
-        /// How far ahead of the clock the stream is written (ALSA buffer), and one write.
-        public var bufferMs = 20
-        public var periodMs = 5
-        /// Silent between these minutes of the local day (from == to: never silent).
-        public var quietFrom = 0
-        public var quietTo = 0
-        public var model = ClackModel()
-        /// Seconds between tries to open a missing device.
-        public var retrySeconds = 5.0
-        public init() {}
-    }
+    public typealias Options = ClackOptions
 
     /// Counters of the audio path.
     public struct Counters: Sendable, Hashable {

@@ -1,3 +1,4 @@
+import FlapWiring
 import CALSA
 import Foundation
 

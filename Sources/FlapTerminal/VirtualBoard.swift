@@ -4,13 +4,13 @@ import Glibc
 import FlapCore
 import FlapClock
 
-/// The virtual boards on a terminal: a `ModuleDriver` that shows boards of the conductor.
+/// The virtual boards on a terminal: a `FlipObserver` that shows boards of the conductor.
 ///
 /// `.live` draws the boards in place, one under the other, with ANSI colours, and shows every
 /// flip at its instant; logs scroll below them. `.plain` prints a text frame (`PlainFrame`) each
 /// time a board settles, after a `[id]` line when there is more than one board. Writing happens
 /// on a thread of its own, never on the conductor's.
-public final class VirtualBoard: ModuleDriver {
+public final class VirtualBoard: FlipObserver {
     public enum Style: Sendable { case live, plain }
 
     /// One board to show: its index in the conductor, its size and its name.

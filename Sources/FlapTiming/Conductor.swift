@@ -24,7 +24,7 @@ public final class Conductor: Sendable {
     public typealias Realtime = RealtimeOptions
 
     private let state: Mutex<ConductorState>
-    private let drivers: [any ModuleDriver]
+    private let drivers: [any FlipObserver]
     private let clackSinks: [any ClackSink]
     private let planSinks: [any MovePlanSink]
     private let wake = DispatchSemaphore(value: 0)
@@ -41,7 +41,7 @@ public final class Conductor: Sendable {
 
     /// A conductor for these boards (indexed in this order), all blank at first, firing to these
     /// drivers. Call `start` to begin.
-    public init(boards: [Board], drivers: [any ModuleDriver], clackSinks: [any ClackSink] = [], planSinks: [any MovePlanSink] = []) {
+    public init(boards: [Board], drivers: [any FlipObserver], clackSinks: [any ClackSink] = [], planSinks: [any MovePlanSink] = []) {
         self.planSinks = planSinks
         self.drivers = drivers
         self.clackSinks = clackSinks

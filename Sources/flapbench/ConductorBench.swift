@@ -75,7 +75,7 @@ enum ConductorBench {
         row(label, text)
     }
 
-    final class Settle: ModuleDriver {
+    final class Settle: FlipObserver {
         let signal = DispatchSemaphore(value: 0)
         func flip(_ event: FlipEvent) {}
         func settled(board: Int, transition: Int, frame: Frame) { signal.signal() }

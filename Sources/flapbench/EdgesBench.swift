@@ -1,3 +1,4 @@
+import FlapWiring
 import FlapCore
 import FlapGPIO
 import FlapClock

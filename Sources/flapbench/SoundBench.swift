@@ -1,3 +1,4 @@
+import FlapWiring
 import Dispatch
 import FlapCore
 import FlapSound

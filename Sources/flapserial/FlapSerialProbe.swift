@@ -1,3 +1,4 @@
+import FlapWiring
 import ArgumentParser
 import FlapSerial
 import Foundation

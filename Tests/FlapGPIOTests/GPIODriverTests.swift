@@ -1,4 +1,5 @@
 @testable import FlapCore
+import FlapWiring
 import FlapClock
 import FlapTiming
 import Foundation

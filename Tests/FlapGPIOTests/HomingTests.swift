@@ -1,3 +1,4 @@
+import FlapWiring
 import FlapClock
 import FlapTiming
 import Foundation

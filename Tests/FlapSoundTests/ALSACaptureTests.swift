@@ -1,3 +1,4 @@
+import FlapWiring
 import Dispatch
 import FlapCore
 import FlapClock
@@ -8,7 +9,7 @@ import Testing
 @testable import FlapSound
 
 /// Waits for a board to settle.
-final class Settled: ModuleDriver {
+final class Settled: FlipObserver {
     let signal = DispatchSemaphore(value: 0)
     func flip(_ event: FlipEvent) {}
     func settled(board: Int, transition: Int, frame: Frame) { signal.signal() }

@@ -1,3 +1,4 @@
+import FlapWiring
 import Testing
 @testable import FlapSound
 

@@ -6,7 +6,7 @@ import FlapClock
 @testable import FlapTiming
 
 /// Records every event; lets a test wait for a number of flips or for a settled transition.
-final class Recorder: ModuleDriver {
+final class Recorder: FlipObserver {
     let events = Mutex<[FlipEvent]>([])
     let settledFrames = Mutex<[(Int, Frame)]>([])
     let settledSignal = DispatchSemaphore(value: 0)

@@ -79,3 +79,22 @@ public struct GPIOWiring: Hashable, Sendable {
     public static let halfStep: [[Bool]] = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0],
                                             [0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 0, 1], [1, 0, 0, 1]].map { $0.map { $0 == 1 } }
 }
+
+/// A chain of MAX7219 8 × 8 LED modules (DIN → DOUT from one to the next) on three lines: every
+/// update shifts one 16-bit word (register, data; MSB first, DIN read on CLK's rising edge) into
+/// each device, the farthest's first, and latches them all on CS's rising edge.
+public struct MAX7219Chain: Hashable, Sendable {
+    public var din: Int, clk: Int, cs: Int
+    /// The module at each chain position, the Pi's end first.
+    public var order: [Int]
+    /// Brightness 0–15.
+    public var intensity: UInt8
+    public var holdNanos: Int64
+
+    public init(din: Int, clk: Int, cs: Int, order: [Int], intensity: UInt8 = 4, holdNanos: Int64 = 0) {
+        self.din = din; self.clk = clk; self.cs = cs; self.order = order; self.intensity = intensity; self.holdNanos = holdNanos
+    }
+}
+
+/// The bias of an input line (home sensors).
+public enum InputBias: String, Sendable, CaseIterable { case none, pullUp = "pull_up", pullDown = "pull_down" }

@@ -24,11 +24,13 @@ public struct FlipEvent: Sendable {
     }
 }
 
-/// An output of the conductor: the virtual board, GPIO modules, a serial bus, a trace.
+/// What watches the conductor fire: the virtual board, the trace, the position journal, the
+/// state keeper, the settle watcher, the systemd status line. (Outputs that move modules
+/// themselves take the plan ahead of time: `MovePlanSink`, `ClackSink`.)
 ///
 /// Both calls come from the conductor's real-time thread: they must return quickly and never
 /// block on I/O (hand the work to a thread of the driver's own).
-public protocol ModuleDriver: AnyObject, Sendable {
+public protocol FlipObserver: AnyObject, Sendable {
     /// A flip reached its 90° point.
     func flip(_ event: FlipEvent)
     /// Every module of a board has finished its flips; `frame` is what it now shows.
