@@ -15,8 +15,11 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     private let lock = NSCondition()
     /// What each module shows now.
     private var images: [[UInt8]]
-    /// (instant, module, image, the start of the flip it draws, the flap it ends on), soonest last.
-    private var due: [(at: Int64, module: Int, image: [UInt8], flipStart: Int64, flap: Int)] = []
+    /// (instant, module, image, the start of the flip it draws, the flap it ends on and that
+    /// flap's image), soonest last.
+    private var due: [(at: Int64, module: Int, image: [UInt8], flipStart: Int64, flap: Int, end: [UInt8])] = []
+    /// The image of the flap each module's frames shown so far end on: what a stop draws.
+    private var ends: [[UInt8]]
     /// The flap each module's frames shown so far draw (a flip in progress counted as
     /// finished; nil until a plan has moved the module).
     private var drawn: [Int?]
@@ -34,6 +37,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
         self.outputs = outputs
         self.log = log
         images = Array(repeating: Array(repeating: 0, count: 8), count: rows * cols)
+        ends = images
         drawn = Array(repeating: nil, count: rows * cols)
     }
 
@@ -52,6 +56,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     public func start(glyphs: [Glyph]?, threads: TimingThreads = .plain) {
         lock.lock()
         if let glyphs, glyphs.count == images.count { images = glyphs.map(LEDFont.rows) }
+        ends = images
         running = true
         let first = chain.setup.flatMap { chain.all($0.register, $0.data) } + chain.show(images)
         lock.unlock()
@@ -60,11 +65,23 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     }
 
     /// Stops once the frames still planned (after `finish`: each module's flip in progress)
-    /// have been shown, waiting at most `drainSeconds`.
+    /// have been shown, waiting at most `drainSeconds`. A flip whose frames could not all go out
+    /// by then (a starved machine) is drawn at its end in one last frame: the chain never stays
+    /// on a fold, and its last frame draws what `flaps` says.
     public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
         while thread?.isFinished == false { usleep(1000) }
+        lock.lock()
+        let left = due.count
+        due.removeAll()
+        let folded = images != ends
+        images = ends
+        let last = chain.show(images)
+        lock.unlock()
+        guard folded else { return }
+        log("LED board \(board): \(left) frames of the flips in progress had not gone out \(drainSeconds) s into the stop; each module is drawn at the end of its flip")
+        write(last)
     }
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
@@ -81,7 +98,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
                 let next = LEDFont.rows(drum[flap])
                 let start = transitionStart + m.flipStart(k, flip: flip)
                 for phase in 1...4 {
-                    due.append((start + Int64(phase) * flip / 4, module, LEDFold.frame(from: shown, to: next, phase: phase), start, flap))
+                    due.append((start + Int64(phase) * flip / 4, module, LEDFold.frame(from: shown, to: next, phase: phase), start, flap, next))
                 }
                 shown = next
             }
@@ -106,6 +123,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
             while let d = due.last, d.at <= MonotonicClock.now() {
                 images[d.module] = d.image
                 drawn[d.module] = d.flap
+                ends[d.module] = d.end
                 due.removeLast()
             }
             let writes = chain.show(images)

@@ -110,4 +110,27 @@ struct MAX7219Model {
         model.take(sink.recorded)
         #expect(model.rows(0) == LEDFont.rows(Drum.standard.glyphs[flap]), "the last frame draws flap \(flap)")
     }
+
+    /// Stress series (run 1 and 2 of the load series, GPIOStopHILTests): a stop whose drain ran
+    /// out before the flip in progress had been drawn to its end left the chain on a fold frame
+    /// — upper half of the new glyph, lower half of the old — while the saved state said the new
+    /// glyph. With no time to drain at all, the last frame must still draw the saved glyph.
+    @Test func aStopWithNoTimeToDrainStillEndsOnTheReportedGlyph() throws {
+        let sink = RecordingOutputs()
+        let chain = MAX7219Chain(din: 0, clk: 1, cs: 2, order: [0, 1])
+        let driver = LEDMatrixDriver(board: 0, rows: 1, cols: 2, chain: chain, outputs: sink)
+        driver.start(glyphs: [.blank, .blank])
+        let plan = Planner.plan(from: Frame(rows: 1, cols: 2), to: try Frame(codes: [[26, 0]], rows: 1, cols: 2), drum: .standard,
+                                timing: FlipTiming(flipMs: 2000, columnStaggerMs: 0, rowStaggerMs: 0), motion: .forward)!
+        driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now() - 600_000_000)
+        // 0.6 s into a 2 s flip: its first fold frame (at 0.5 s) is due at once, its end is not.
+        let end = Date().addingTimeInterval(120)
+        while driver.frames < 1, Date() < end { usleep(1000) }
+        driver.finish(board: 0, at: MonotonicClock.now())
+        driver.stop(drainSeconds: 0)
+        let flap = try #require(driver.flaps[0])
+        var model = MAX7219Model(devices: 2)
+        model.take(sink.recorded)
+        #expect(model.rows(0) == LEDFont.rows(Drum.standard.glyphs[flap]), "the last frame draws flap \(flap)")
+    }
 }
