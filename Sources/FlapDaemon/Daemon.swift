@@ -94,7 +94,9 @@ public struct Daemon: Sendable {
         let mailroom = Mailroom(
             wall: wall, zones: config.routedZones, store: stateDir.map(InboxStore.init), logger: logger,
             settled: { board, transition in await watcher.wait(board: board, transition: transition) })
-        let client = config.messageAPI.map { api in MessageAPIClient(config: api, logger: logger) { mailroom.take($0) } }
+        let client = config.messageAPI.map { api in
+            MessageAPIClient(config: api, logger: logger) { event in await BlockingWork.run { mailroom.take(event) } }
+        }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
         mailroom.restore()
         defer {
@@ -125,7 +127,7 @@ public struct Daemon: Sendable {
         let board = config.localBoardIndex
         if !options.once.isEmpty {
             for text in options.once {
-                guard let shown = mailroom.post(text, type: .text) else { continue }
+                guard let shown = await BlockingWork.run({ mailroom.post(text, type: .text) }) else { continue }
                 await watcher.wait(board: board, transition: shown.transition.number)
             }
             return

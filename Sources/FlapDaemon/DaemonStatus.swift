@@ -30,102 +30,73 @@ public struct DaemonStatus: Sendable {
         self.started = started
     }
 
-    var messageAPI: [String: Any] {
-        guard let (client, mailroom) = messages else { return ["configured": false, "connected": false] }
+    var messageAPI: StatusReport.MessageAPI {
+        guard let (client, mailroom) = messages else { return StatusReport.MessageAPI(configured: false, connected: false) }
         let s = client.status, inbox = mailroom.inbox
-        var report: [String: Any] = ["configured": true, "connected": s.connected, "connections": s.connections,
-                                     "skipped_frames": s.skippedFrames, "senders": inbox.live.count, "held": inbox.held.count]
-        if let p = s.lastProblem { report["last_problem"] = p }
-        return report
+        let fromAPI = inbox.live.values.filter { !$0.isLocal }.count
+        return StatusReport.MessageAPI(configured: true, connected: s.connected, connections: s.connections, skippedFrames: s.skippedFrames,
+                                       senders: fromAPI, held: inbox.held.count, lastProblem: s.lastProblem)
     }
 
     var uptime: Double { Double(MonotonicClock.now() - started) / 1e9 }
 
-    public func json() -> [String: Any] {
+    /// How the daemon is now.
+    public func report() -> StatusReport {
         let l = wall.conductor.lateness
-        var report: [String: Any] = [
-            "boards": wall.config.boards.indices.map { i -> [String: Any] in
-                let b = wall.config.boards[i]
-                let frame = wall.conductor.frame(board: i)
-                return ["id": b.id, "rows": b.rows, "cols": b.cols, "output": b.output.rawValue,
-                        "moving": wall.conductor.isMoving(board: i),
-                        "shows": PlainFrame.rows(frame),
-                        "target": wall.target(board: i).codes,
-                        "modules": modules(board: i)] as [String: Any]
-            },
-            "conductor": ["flips": l.count, "lateness_p50_us": l.p50Micros, "lateness_p99_us": l.p99Micros,
-                          "lateness_max_us": l.maxMicros, "early": l.early],
-            "message_api": messageAPI,
-            "uptime_s": (uptime * 10).rounded() / 10,
-            "versions": ["flapd": Self.version, "swift": Self.swiftVersion],
-        ]
-        if let s = sound?.stats {
-            report["sound"] = ["clacks": s.clacks, "late": s.late, "dropped": s.dropped, "underruns": s.underruns,
-                               "remaps": s.remaps, "open_failures": s.openFailures]
+        let boards = wall.config.boards.indices.map { i in
+            let b = wall.config.boards[i]
+            return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,
+                                      moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i)),
+                                      target: wall.target(board: i).codes, modules: modules(board: i))
         }
-        return report
+        let sound = self.sound.map { player in
+            let s = player.stats
+            return StatusReport.Sound(clacks: s.clacks, late: s.late, dropped: s.dropped, underruns: s.underruns,
+                                      remaps: s.remaps, openFailures: s.openFailures)
+        }
+        return StatusReport(
+            boards: boards,
+            conductor: StatusReport.Conductor(flips: l.count, latenessP50Us: l.p50Micros, latenessP99Us: l.p99Micros,
+                                              latenessMaxUs: l.maxMicros, early: l.early),
+            messageApi: messageAPI, sound: sound, uptimeS: (uptime * 10).rounded() / 10,
+            versions: ["flapd": Self.version, "swift": Self.swiftVersion])
     }
 
     /// Module health: what GPIO home sensors, a splitflap display or flapbus controllers report
     /// (states named one way, `ModuleCondition`), and their link; else (virtual) all fine.
-    func modules(board: Int) -> [String: Any] {
+    func modules(board: Int) -> StatusReport.Modules {
         let b = wall.config.boards[board]
-        var report: [String: Any] = ["ok": b.rows * b.cols, "faulty": 0]
-        if let link = serial.report(board: board) { report["serial"] = link }
-        if let lines = gpio.report(board: board) { report["gpio"] = lines }
-        var reported: [(ModuleCondition, [String: Any])] = []
+        var report = StatusReport.Modules(ok: b.rows * b.cols, faulty: 0, serial: serial.report(board: board), gpio: gpio.report(board: board))
+        var reported: [(ModuleCondition, StatusReport.Module)] = []
         if let d = serial.splitflaps.first(where: { $0.board == board }) {
             reported = d.link.counters.modules.map {
-                (ModuleCondition($0.state), ["flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome])
+                let c = ModuleCondition($0.state)
+                return (c, StatusReport.Module(state: c.rawValue, flap: $0.flap, missedHome: $0.missedHome, unexpectedHome: $0.unexpectedHome))
             }
         }
         if let modules = gpio.health(board: board) {
             reported = modules.map {
-                (ModuleCondition($0.state), ["missed_home": $0.missed, "unexpected_home": $0.unexpected, "failures": $0.failures])
+                let c = ModuleCondition($0.state)
+                return (c, StatusReport.Module(state: c.rawValue, missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures))
             }
         }
         if let d = serial.flapbuses.first(where: { $0.board == board }) {
             reported = d.link.counters.reported.prefix(b.rows * b.cols).map {
-                (ModuleCondition(flapbus: $0.state), ["flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome,
-                                                      "crc_errors": $0.crcErrors])
+                let c = ModuleCondition(flapbus: $0.state)
+                return (c, StatusReport.Module(state: c.rawValue, flap: Int($0.flap), missedHome: Int($0.missedHome),
+                                               unexpectedHome: Int($0.unexpectedHome), crcErrors: Int($0.crcErrors)))
             }
         }
         if !reported.isEmpty {
             let faulty = reported.filter { $0.0.isFaulty }.count
-            report["ok"] = reported.count - faulty
-            report["faulty"] = faulty
-            report["reported"] = reported.map { condition, fields in fields.merging(["state": condition.rawValue]) { a, _ in a } }
+            report.ok = reported.count - faulty
+            report.faulty = faulty
+            report.reported = reported.map(\.1)
         }
         return report
     }
 
-    public func prometheus() -> String {
-        let l = wall.conductor.lateness
-        var lines = [
-            "# HELP flapd_flips_total Flips fired by the conductor.", "# TYPE flapd_flips_total counter",
-            "flapd_flips_total \(l.count)",
-            "# HELP flapd_lateness_microseconds Lateness of fired flips (actual - planned).",
-            "# TYPE flapd_lateness_microseconds summary",
-            "flapd_lateness_microseconds{quantile=\"0.5\"} \(l.p50Micros)",
-            "flapd_lateness_microseconds{quantile=\"0.99\"} \(l.p99Micros)",
-            "flapd_lateness_microseconds{quantile=\"1\"} \(l.maxMicros)",
-            "# HELP flapd_board_moving Whether a board is in a transition.", "# TYPE flapd_board_moving gauge",
-        ]
-        for (i, b) in wall.config.boards.enumerated() {
-            lines.append("flapd_board_moving{board=\"\(b.id)\"} \(wall.conductor.isMoving(board: i) ? 1 : 0)")
-        }
-        lines += ["# HELP flapd_message_api_connected Whether the message API is connected.",
-                  "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected \(messages?.client.status.connected == true ? 1 : 0)",
-                  "# TYPE flapd_message_api_skipped_frames_total counter",
-                  "flapd_message_api_skipped_frames_total \(messages?.client.status.skippedFrames ?? 0)"]
-        if let s = sound?.stats {
-            lines += ["# TYPE flapd_sound_clacks_total counter", "flapd_sound_clacks_total \(s.clacks)",
-                      "# TYPE flapd_sound_underruns_total counter", "flapd_sound_underruns_total \(s.underruns)"]
-        }
-        lines += ["# TYPE flapd_uptime_seconds gauge", "flapd_uptime_seconds \(String(format: "%.1f", uptime))",
-                  "# TYPE flapd_build_info gauge", "flapd_build_info{version=\"\(Self.version)\"} 1"]
-        return lines.joined(separator: "\n") + "\n"
-    }
+    public func prometheus() -> String { report().prometheus }
 
     static var swiftVersion: String {
         #if swift(>=6.3)

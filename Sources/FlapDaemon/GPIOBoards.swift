@@ -118,12 +118,12 @@ public struct GPIOBoards: Sendable {
     var stepLateness: [(board: Int, lateness: LatenessSummary)] { drivers.map { ($0.board, $0.driver.stepLateness) } }
 
     /// What `/status` says of a board's lines, if it has any.
-    func report(board: Int) -> [String: Any]? {
-        if let d = leds.first(where: { $0.board == board }) { return ["libgpiod": LibgpiodOutputs.api, "frames": d.driver.frames] }
+    func report(board: Int) -> StatusReport.GPIOLines? {
+        if let d = leds.first(where: { $0.board == board }) { return StatusReport.GPIOLines(libgpiod: LibgpiodOutputs.api, frames: d.driver.frames) }
         guard let d = drivers.first(where: { $0.board == board }) else { return nil }
         let s = d.driver.stats
-        return ["chip": d.config.wiring.chip, "libgpiod": LibgpiodOutputs.api, "steps": s.steps, "writes": s.writes,
-                "write_failures": s.failures, "max_late_us": s.maxLateMicros]
+        return StatusReport.GPIOLines(libgpiod: LibgpiodOutputs.api, chip: d.config.wiring.chip, steps: s.steps, writes: s.writes,
+                                      writeFailures: s.failures, maxLateUs: Int(s.maxLateMicros))
     }
 
     /// Each module's home state and failures, if the board has home sensors.

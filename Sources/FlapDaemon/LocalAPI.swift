@@ -1,3 +1,4 @@
+import FlapClock
 import FlapCore
 import FlapNet
 import Foundation
@@ -36,14 +37,16 @@ public enum LocalAPI {
                 }
             }
             switch (request.method, request.path) {
-            case (.GET, "/status"): return json(200, status.json())
+            case (.GET, "/status"):
+                guard let body = try? status.report().json() else { return json(500, ["error": "the status could not be written"]) }
+                return Response(status: 200, contentType: "application/json", body: Array(body))
             case (.GET, "/metrics"):
                 return Response(status: 200, contentType: "text/plain; version=0.0.4", body: Array(status.prometheus().utf8))
             case (.POST, "/home"):
-                let boards = status.gpio.homeAll()
+                let boards = await BlockingWork.run { status.gpio.homeAll() }  // reads calibration.json
                 return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
             case (.GET, "/local-api/message"): return json(200, ["message": wall.target(board: board).codes])
-            case (.POST, "/local-api/message"): return post(request, mailroom: mailroom, board: wall.config.boards[board], logger: logger)
+            case (.POST, "/local-api/message"): return await post(request, mailroom: mailroom, board: wall.config.boards[board], logger: logger)
             case (_, let path) where paths.contains(path):
                 return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
             default: return json(404, ["error": "no such path: \(request.path)"])
@@ -53,7 +56,7 @@ public enum LocalAPI {
 
     /// Takes a message as the local sender's (`@local`): it goes the way of every message, into
     /// the inbox and onto the zones that take it — by default the whole board.
-    static func post(_ request: Request, mailroom: Mailroom, board b: BoardConfig, logger: Logger) -> Response {
+    static func post(_ request: Request, mailroom: Mailroom, board b: BoardConfig, logger: Logger) async -> Response {
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
         let message: LocalMessage
         switch LocalMessage.parse(Data(buffer: request.body)) {
@@ -63,12 +66,12 @@ public enum LocalAPI {
         let posted: Wall.Shown?
         switch message {
         case .text(let text):
-            posted = mailroom.post(text, type: .text)
+            posted = await BlockingWork.run { mailroom.post(text, type: .text) }  // saves the inbox first
         case .codes(let codes):
             do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": error.description])
             }
-            posted = mailroom.post(PatternCodes.text(codes), type: .pattern)
+            posted = await BlockingWork.run { mailroom.post(PatternCodes.text(codes), type: .pattern) }
         }
         guard let shown = posted else {
             logger.warning("message kept but not shown: no zone takes the local sender (@local)")

@@ -1,3 +1,4 @@
+import FlapClock
 import FlapCore
 import FlapNet
 import Foundation
@@ -220,9 +221,10 @@ public final class Mailroom: Sendable {
                 postedShown = shown
             }
             guard !c.ids.isEmpty else { continue }
-            Task {
-                await settled(c.board, shown.transition.number)
-                displayed(c.ids, board: c.board, transition: shown.transition.number)
+            let transition = shown.transition.number
+            Task { [self] in
+                await settled(c.board, transition)
+                await BlockingWork.run { self.displayed(c.ids, board: c.board, transition: transition) }
             }
         }
         schedule(next)
@@ -251,8 +253,8 @@ public final class Mailroom: Sendable {
         let task: Task<Void, Never>? = next.map { at in
             let delay = max(0, at - now()) + 0.001
             return Task { [weak self] in
-                guard (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
-                self?.refresh()
+                guard (try? await Task.sleep(for: .seconds(delay))) != nil, let self else { return }
+                await BlockingWork.run { self.refresh() }
             }
         }
         state.withLock { s in

@@ -111,24 +111,27 @@ public struct SerialOutputs: Sendable {
     }
 
     /// What `/status` says of a board's bus, if it has one.
-    func report(board: Int) -> [String: Any]? {
+    func report(board: Int) -> StatusReport.SerialLink? {
         if let d = splitflaps.first(where: { $0.board == board }) {
             let c = d.link.counters
-            return ["protocol": "splitflap", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
-                    "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects, "resyncs": c.resyncs,
-                    "disagreements": c.disagreements]
+            var r = StatusReport.SerialLink(protocol: "splitflap", connected: c.connected, sent: c.sent, disconnects: c.disconnects, resyncs: c.resyncs)
+            (r.retries, r.acks, r.crcErrors, r.malformed) = (c.retries, c.acks, c.crcErrors, c.malformed)
+            r.disagreements = c.disagreements
+            return r
         }
         if let d = flapbuses.first(where: { $0.board == board }) {
             let c = d.link.counters
-            return ["protocol": "flapbus", "connected": c.connected, "sent": c.sent, "retries": c.retries, "acks": c.acks,
-                    "refused": c.refused, "crc_errors": c.crcErrors, "malformed": c.malformed, "disconnects": c.disconnects,
-                    "resyncs": c.resyncs, "controller_modules": c.modules ?? -1,
-                    "controller_kind": c.led.map { $0 ? "led" : "stepper" } ?? "unknown", "status_reports": c.statusReports]
+            var r = StatusReport.SerialLink(protocol: "flapbus", connected: c.connected, sent: c.sent, disconnects: c.disconnects, resyncs: c.resyncs)
+            (r.retries, r.acks, r.crcErrors, r.malformed) = (c.retries, c.acks, c.crcErrors, c.malformed)
+            (r.refused, r.controllerModules, r.statusReports) = (c.refused, c.modules ?? -1, c.statusReports)
+            r.controllerKind = c.led.map { $0 ? "led" : "stepper" } ?? "unknown"
+            return r
         }
         if let d = stations.first(where: { $0.board == board }) {
             let c = d.counters
-            return ["protocol": d.bus.rawValue, "connected": c.connected, "sent": c.messages, "bytes": c.bytes,
-                    "disconnects": c.disconnects, "resyncs": c.resyncs, "max_late_ms": (c.maxLateMs * 10).rounded() / 10]
+            var r = StatusReport.SerialLink(protocol: d.bus.rawValue, connected: c.connected, sent: c.messages, disconnects: c.disconnects, resyncs: c.resyncs)
+            (r.bytes, r.maxLateMs) = (c.bytes, (c.maxLateMs * 10).rounded() / 10)
+            return r
         }
         return nil
     }

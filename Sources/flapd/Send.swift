@@ -25,7 +25,13 @@ struct Status: ParsableCommand {
     @OptionGroup var api: LocalAPIOptions
 
     func run() throws {
-        print(try api.request("GET", "/status").body)
+        let body = try api.request("GET", "/status").body
+        // Read as the one status model the daemon writes, so a flapd that speaks another is named.
+        let report: StatusReport
+        do { report = try StatusReport.decode(Data(body.utf8)) } catch {
+            throw fail("the answer of /status is not a flapd status: \(error)")
+        }
+        print(String(decoding: try report.json(), as: UTF8.self))
     }
 }
 

@@ -1,0 +1,154 @@
+import Foundation
+
+/// How the daemon is, as one Codable value: what `GET /status` sends (snake_case JSON), what
+/// `GET /metrics` renders as Prometheus text, what `flapd status` reads back, and — through
+/// `BoardState` — what systemd's one-line `STATUS=` says of each board.
+public struct StatusReport: Codable, Sendable, Equatable {
+    public var boards: [Board]
+    public var conductor: Conductor
+    /// `messageApi`, not `messageAPI`: the name the snake_case key `message_api` reads back to.
+    public var messageApi: MessageAPI
+    public var sound: Sound?
+    public var uptimeS: Double
+    public var versions: [String: String]
+
+    /// One board: its size and output, whether it moves, what it shows (rows of text), where it
+    /// is going (rows of codes), and its modules' health.
+    public struct Board: Codable, Sendable, Equatable {
+        public var id: String
+        public var rows: Int
+        public var cols: Int
+        public var output: String
+        public var moving: Bool
+        public var shows: [String]
+        public var target: [[Int]]
+        public var modules: Modules
+    }
+
+    /// Module health: counts, and what a bus or the home sensors report of each module.
+    public struct Modules: Codable, Sendable, Equatable {
+        public var ok: Int
+        public var faulty: Int
+        public var serial: SerialLink?
+        public var gpio: GPIOLines?
+        public var reported: [Module]?
+    }
+
+    /// The link to a serial display or controller.
+    public struct SerialLink: Codable, Sendable, Equatable {
+        public var `protocol`: String
+        public var connected: Bool
+        /// Frames (splitflap, flapbus) or messages (krone, omega) sent.
+        public var sent: Int
+        public var disconnects: Int
+        public var resyncs: Int
+        /// splitflap and flapbus: answers and what went wrong with them.
+        public var retries: Int?
+        public var acks: Int?
+        public var crcErrors: Int?
+        public var malformed: Int?
+        /// krone and omega: bytes sent, and how late the latest message left (ms).
+        public var bytes: Int?
+        public var maxLateMs: Double?
+        /// splitflap: acknowledged targets the display's state later contradicted.
+        public var disagreements: Int?
+        /// flapbus: frames the controller refused; the modules and kind it reports; STATUS replies.
+        public var refused: Int?
+        public var controllerModules: Int?
+        public var controllerKind: String?
+        public var statusReports: Int?
+    }
+
+    /// A GPIO board's lines: steppers (`steps` … `max_late_us`) or an LED chain (`frames`).
+    public struct GPIOLines: Codable, Sendable, Equatable {
+        public var libgpiod: String
+        public var chip: String?
+        public var steps: Int?
+        public var writes: Int?
+        public var writeFailures: Int?
+        public var maxLateUs: Int?
+        public var frames: Int?
+    }
+
+    /// What is reported of one module (`state` one of `ModuleCondition`).
+    public struct Module: Codable, Sendable, Equatable {
+        public var state: String
+        public var flap: Int?
+        public var missedHome: Int?
+        public var unexpectedHome: Int?
+        public var crcErrors: Int?
+        public var failures: Int?
+    }
+
+    public struct Conductor: Codable, Sendable, Equatable {
+        public var flips: Int
+        public var latenessP50Us: Int
+        public var latenessP99Us: Int
+        public var latenessMaxUs: Int
+        public var early: Int
+    }
+
+    public struct MessageAPI: Codable, Sendable, Equatable {
+        public var configured: Bool
+        public var connected: Bool
+        public var connections: Int?
+        public var skippedFrames: Int?
+        /// Senders with a live message, and letters held for later.
+        public var senders: Int?
+        public var held: Int?
+        public var lastProblem: String?
+    }
+
+    public struct Sound: Codable, Sendable, Equatable {
+        public var clacks: Int
+        public var late: Int
+        public var dropped: Int
+        public var underruns: Int
+        public var remaps: Int
+        public var openFailures: Int
+    }
+
+    /// The JSON of `GET /status`: snake_case keys, sorted, absent values left out.
+    public func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+
+    /// Reads what `json()` wrote.
+    public static func decode(_ data: Data) throws -> StatusReport {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(StatusReport.self, from: data)
+    }
+
+    /// The Prometheus text of `GET /metrics`.
+    public var prometheus: String {
+        let l = conductor
+        var lines = [
+            "# HELP flapd_flips_total Flips fired by the conductor.", "# TYPE flapd_flips_total counter",
+            "flapd_flips_total \(l.flips)",
+            "# HELP flapd_lateness_microseconds Lateness of fired flips (actual - planned).",
+            "# TYPE flapd_lateness_microseconds summary",
+            "flapd_lateness_microseconds{quantile=\"0.5\"} \(l.latenessP50Us)",
+            "flapd_lateness_microseconds{quantile=\"0.99\"} \(l.latenessP99Us)",
+            "flapd_lateness_microseconds{quantile=\"1\"} \(l.latenessMaxUs)",
+            "# HELP flapd_board_moving Whether a board is in a transition.", "# TYPE flapd_board_moving gauge",
+        ]
+        for b in boards { lines.append("flapd_board_moving{board=\"\(b.id)\"} \(b.moving ? 1 : 0)") }
+        lines += ["# HELP flapd_board_faulty_modules Modules reported faulty.", "# TYPE flapd_board_faulty_modules gauge"]
+        for b in boards { lines.append("flapd_board_faulty_modules{board=\"\(b.id)\"} \(b.modules.faulty)") }
+        lines += ["# HELP flapd_message_api_connected Whether the message API is connected.",
+                  "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected \(messageApi.connected ? 1 : 0)",
+                  "# TYPE flapd_message_api_skipped_frames_total counter",
+                  "flapd_message_api_skipped_frames_total \(messageApi.skippedFrames ?? 0)"]
+        if let s = sound {
+            lines += ["# TYPE flapd_sound_clacks_total counter", "flapd_sound_clacks_total \(s.clacks)",
+                      "# TYPE flapd_sound_underruns_total counter", "flapd_sound_underruns_total \(s.underruns)"]
+        }
+        lines += ["# TYPE flapd_uptime_seconds gauge", "flapd_uptime_seconds \(String(format: "%.1f", uptimeS))",
+                  "# TYPE flapd_build_info gauge", "flapd_build_info{version=\"\(versions["flapd"] ?? "")\"} 1"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,49 @@
+import FlapCore
+import Foundation
+import Logging
+import Testing
+@testable import FlapDaemon
+
+/// Issue 13, item 3: one Codable status model — `/status` writes it, `flapd status` reads it
+/// back, `/metrics` renders it — built in-process from a wall.
+@Suite struct StatusReportTests {
+    @Test func theReportOfAWallSaysWhatItShowsAndReadsBackWhole() throws {
+        let config = try ConfigLoader.parse("boards: [{ id: hall, rows: 3, cols: 15 }, { id: kitchen }]")
+        let wall = Wall(config: config, drivers: [], logger: Logger(label: "test"))
+        let mailroom = Mailroom(wall: wall, zones: config.routedZones, store: nil, logger: Logger(label: "test")) { _, _ in }
+        _ = mailroom.post("HELLO", type: .text)
+        let report = DaemonStatus(wall: wall, sound: nil).report()
+        #expect(report.boards.map(\.id) == ["hall", "kitchen"])
+        #expect(report.boards[0].target.count == 3 && report.boards[0].target[1].contains(8), "HELLO on the local API's board (the first)")
+        #expect(report.boards[0].modules == StatusReport.Modules(ok: 45, faulty: 0))
+        #expect(report.messageApi == StatusReport.MessageAPI(configured: false, connected: false))
+
+        let json = try report.json()
+        #expect(try StatusReport.decode(json) == report)
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect(Set(object.keys) == ["boards", "conductor", "message_api", "uptime_s", "versions"], "no sound: left out")
+        let conductor = try #require(object["conductor"] as? [String: Int])
+        #expect(Set(conductor.keys) == ["flips", "lateness_p50_us", "lateness_p99_us", "lateness_max_us", "early"])
+        let modules = try #require((object["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Int])
+        #expect(modules == ["ok": 45, "faulty": 0], "absent values are left out, not null")
+    }
+
+    @Test func metricsAreTheSameReportAsPrometheusText() {
+        var report = StatusReport(
+            boards: [StatusReport.Board(id: "wall", rows: 1, cols: 2, output: "virtual", moving: true, shows: ["AB"], target: [[1, 2]],
+                                        modules: StatusReport.Modules(ok: 1, faulty: 1))],
+            conductor: StatusReport.Conductor(flips: 7, latenessP50Us: 10, latenessP99Us: 20, latenessMaxUs: 30, early: 0),
+            messageApi: StatusReport.MessageAPI(configured: true, connected: true, skippedFrames: 3), sound: nil, uptimeS: 1.5,
+            versions: ["flapd": "9.9"])
+        var text = report.prometheus
+        for line in ["flapd_flips_total 7", "flapd_lateness_microseconds{quantile=\"0.99\"} 20", "flapd_board_moving{board=\"wall\"} 1",
+                     "flapd_board_faulty_modules{board=\"wall\"} 1", "flapd_message_api_connected 1",
+                     "flapd_message_api_skipped_frames_total 3", "flapd_uptime_seconds 1.5", "flapd_build_info{version=\"9.9\"} 1"] {
+            #expect(text.contains(line + "\n"), "\(line) in \(text)")
+        }
+        #expect(!text.contains("flapd_sound"))
+        report.sound = StatusReport.Sound(clacks: 4, late: 0, dropped: 0, underruns: 2, remaps: 0, openFailures: 0)
+        text = report.prometheus
+        #expect(text.contains("flapd_sound_clacks_total 4\n") && text.contains("flapd_sound_underruns_total 2\n"))
+    }
+}
