@@ -7,13 +7,6 @@ import Testing
 /// inbox, the router, the composer — and one rule decides what a board shows, whatever the
 /// source: the newer message is drawn over the older.
 extension MailroomTests {
-    static let sharedBoard = """
-        message_api: { url: "http://127.0.0.1:9/", token: "t" }
-        zones:
-          - { board: wall, rows: [0, 2], senders: [alice] }
-          - { board: wall, rows: [3, 5], senders: "*" }
-        """
-
     func apiMessage(_ id: String, from sender: String, text: String, at: Double) -> InboxMessage {
         InboxMessage(id: id, senderID: sender, senderName: sender, content: text, sentAt: at)
     }
@@ -22,7 +15,7 @@ extension MailroomTests {
     /// is drawn over it in its zone only, and the local message shows again where that goes.
     @Test func theNewerMessageIsDrawnOverTheOlderWhateverItsSource() throws {
         let clock = Clock()
-        let (mailroom, wall, _, _) = try mailroom(Self.sharedBoard, clock: clock)
+        let (mailroom, wall, _, _) = try mailroom(Self.config, clock: clock)
         let posted = try #require(mailroom.post("LOCAL ONE\nLOCAL TWO\nLOCAL THREE\nLOCAL FOUR\nLOCAL FIVE\nLOCAL SIX", type: .text))
         #expect(posted.frame == wall.target(board: 0))
         #expect(rows(wall) == ["LOCAL ONE", "LOCAL TWO", "LOCAL THREE", "LOCAL FOUR", "LOCAL FIVE", "LOCAL SIX"])
@@ -43,7 +36,7 @@ extension MailroomTests {
     /// and goes under it; the local message never expires, and a catch-up leaves it alone.
     @Test func theLocalMessageStaysUntilTheNextWhateverTheAPISays() throws {
         let clock = Clock()
-        let (mailroom, wall, _, _) = try mailroom(Self.sharedBoard, clock: clock)
+        let (mailroom, wall, _, _) = try mailroom(Self.config, clock: clock)
         _ = mailroom.post("STAYS", type: .text)
         mailroom.take(.caughtUp([apiMessage("a0", from: "alice", text: "EARLIER", at: clock.now - 60)]))
         #expect(rows(wall) == ["", "", "STAYS", "", "", ""], "an older message goes under")
@@ -74,7 +67,7 @@ extension MailroomTests {
     /// lacks substituted; the same message again is shown again — a transition of its own, which
     /// on a settled board has no flips (`StateTests` plays that; this conductor does not play).
     @Test func codesOfTheLocalSenderShowAndTheSameAgainMovesNothing() throws {
-        let (mailroom, wall, _, _) = try mailroom(Self.sharedBoard, clock: Clock())
+        let (mailroom, wall, _, _) = try mailroom(Self.config, clock: Clock())
         var codes = Array(repeating: Array(repeating: 0, count: 22), count: 6)
         codes[0][0] = 8; codes[0][1] = 9; codes[1][0] = 63
         let first = try #require(mailroom.post(PatternCodes.text(codes), type: .pattern))
@@ -88,12 +81,12 @@ extension MailroomTests {
     /// The local message is kept in `inbox.json` like any other and comes back at a restart; a
     /// state dir from before it was (no inbox file) keeps what its board showed.
     @Test func theLocalMessageSurvivesARestartAndAnOlderStateDirKeepsItsBoard() throws {
-        let (mailroom, wall, store, _) = try mailroom(Self.sharedBoard, clock: Clock())
+        let (mailroom, wall, store, _) = try mailroom(Self.config, clock: Clock())
         _ = mailroom.post("KEPT", type: .text)
         let saved = try store.load().inbox
         #expect(saved.live[InboxMessage.localSenderID]?.content == "KEPT")
 
-        let config = try ConfigLoader.parse(Self.sharedBoard)
+        let config = try ConfigLoader.parse(Self.config)
         for hadInbox in [true, false] {
             if !hadInbox { try FileManager.default.removeItem(atPath: store.file) }
             let restarted = Wall(config: config, drivers: [], logger: .init(label: "test"))
@@ -109,7 +102,7 @@ extension MailroomTests {
     /// Only message-API messages are reported displayed to the API; the local sender's never.
     @Test func onlyMessageAPIMessagesAreReportedDisplayed() async throws {
         let clock = Clock()
-        let (mailroom, _, _, _) = try mailroom(Self.sharedBoard, clock: clock)
+        let (mailroom, _, _, _) = try mailroom(Self.config, clock: clock)
         let reported = AsyncStream<String>.makeStream()
         mailroom.reportDisplayed { reported.continuation.yield($0) }
         _ = mailroom.post("LOCAL", type: .text)

@@ -8,17 +8,10 @@ import Testing
 /// conductor is not started: what may change applies, what may not is named by its kind, and no
 /// message is lost.
 extension MailroomTests {
-    static let before = """
-        message_api: { url: "http://127.0.0.1:9/", token: "t" }
-        zones:
-          - { board: wall, rows: [0, 2], senders: [alice] }
-          - { board: wall, rows: [3, 5], senders: "*" }
-        """
-
     @Test func aReloadReroutesKeepsEveryMessageAndRefusesWhatNeedsARestart() throws {
         let clock = Clock()
-        let (mailroom, wall, _, logged) = try mailroom(Self.before, clock: clock)
-        let config = try ConfigLoader.parse(Self.before)
+        let (mailroom, wall, _, logged) = try mailroom(Self.config, clock: clock)
+        let config = try ConfigLoader.parse(Self.config)
         let daemon = Daemon(config: config, options: .init(), logger: Logger(label: "test") { _ in logged })
         let file = NSTemporaryDirectory() + "reload-\(UUID().uuidString).yaml"
         func reload(_ yaml: String) throws {
