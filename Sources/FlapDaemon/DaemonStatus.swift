@@ -67,31 +67,28 @@ public struct DaemonStatus: Sendable {
     func modules(board: Int) -> StatusReport.Modules {
         let b = wall.config.boards[board]
         var report = StatusReport.Modules(ok: b.rows * b.cols, faulty: 0, serial: serial.report(board: board), gpio: gpio.report(board: board))
-        var reported: [(ModuleCondition, StatusReport.Module)] = []
+        var reported: [StatusReport.Module] = []
         if let d = serial.splitflaps.first(where: { $0.board == board }) {
             reported = d.link.counters.modules.map {
-                let c = ModuleCondition($0.state)
-                return (c, StatusReport.Module(state: c.rawValue, flap: $0.flap, missedHome: $0.missedHome, unexpectedHome: $0.unexpectedHome))
+                StatusReport.Module(state: ModuleCondition($0.state).rawValue, flap: $0.flap, missedHome: $0.missedHome, unexpectedHome: $0.unexpectedHome)
             }
         }
         if let modules = gpio.health(board: board) {
             reported = modules.map {
-                let c = ModuleCondition($0.state)
-                return (c, StatusReport.Module(state: c.rawValue, missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures))
+                StatusReport.Module(state: ModuleCondition($0.state).rawValue, missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures)
             }
         }
         if let d = serial.flapbuses.first(where: { $0.board == board }) {
             reported = d.link.counters.reported.prefix(b.rows * b.cols).map {
-                let c = ModuleCondition(flapbus: $0.state)
-                return (c, StatusReport.Module(state: c.rawValue, flap: Int($0.flap), missedHome: Int($0.missedHome),
-                                               unexpectedHome: Int($0.unexpectedHome), crcErrors: Int($0.crcErrors)))
+                StatusReport.Module(state: ModuleCondition(flapbus: $0.state).rawValue, flap: Int($0.flap), missedHome: Int($0.missedHome),
+                                    unexpectedHome: Int($0.unexpectedHome), crcErrors: Int($0.crcErrors))
             }
         }
         if !reported.isEmpty {
-            let faulty = reported.filter { $0.0.isFaulty }.count
+            let faulty = reported.filter { ModuleCondition(rawValue: $0.state)?.isFaulty == true }.count
             report.ok = reported.count - faulty
             report.faulty = faulty
-            report.reported = reported.map(\.1)
+            report.reported = reported
         }
         return report
     }

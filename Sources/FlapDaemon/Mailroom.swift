@@ -108,9 +108,7 @@ public final class Mailroom: Sendable {
             case .deleted(let id):
                 next.inbox.delete(id: id, now: t)
             }
-            write(&next)
-            state.withLock { $0.saved = next }
-            _ = refreshWhileWriting(posted: nil)
+            _ = publish(&next, posted: nil)
         }
     }
 
@@ -126,10 +124,15 @@ public final class Mailroom: Sendable {
                                        senderName: "local", content: content, contentType: type, sentAt: t)
             var next = state.withLock { $0.saved }
             next.inbox.receive(message, now: t)
-            write(&next)
-            state.withLock { $0.saved = next }
-            return refreshWhileWriting(posted: message.id)
+            return publish(&next, posted: message.id)
         }
+    }
+
+    /// A changed inbox: saved, then counted, then shown. Caller holds `writing`.
+    private func publish(_ next: inout InboxStore.Saved, posted: String?) -> Wall.Shown? {
+        write(&next)
+        state.withLock { [next] in $0.saved = next }
+        return refreshWhileWriting(posted: posted)
     }
 
     /// Re-routes after a config reload; no message is lost (the inbox stays).

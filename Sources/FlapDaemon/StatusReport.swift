@@ -1,3 +1,4 @@
+import FlapInput
 import Foundation
 
 /// How the daemon is, as one Codable value: what `GET /status` sends (snake_case JSON), what
@@ -116,8 +117,14 @@ public struct StatusReport: Codable, Sendable, Equatable {
         return try encoder.encode(self)
     }
 
-    /// Reads what `json()` wrote.
+    /// What an answer of `/status` may hold: room for a 40 × 128 board's codes and module
+    /// reports, and nesting no status needs (a board's reported module is depth 6).
+    public static let limits = JSONLimits(maxBytes: 8 << 20, maxDepth: 8, maxValues: 400_000)
+
+    /// Reads what `json()` wrote — an answer from whatever listens on the port, so checked as
+    /// strict JSON within `limits` before the decoder sees it.
     public static func decode(_ data: Data) throws -> StatusReport {
+        try StrictJSON.check(Array(data), limits: limits)
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(StatusReport.self, from: data)

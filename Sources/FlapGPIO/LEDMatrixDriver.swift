@@ -75,11 +75,10 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
         lock.lock()
         let left = due.count
         due.removeAll()
-        let folded = images != ends
+        let last = images == ends ? nil : chain.show(ends)
         images = ends
-        let last = chain.show(images)
         lock.unlock()
-        guard folded else { return }
+        guard let last else { return }
         log("LED board \(board): \(left) frames of the flips in progress had not gone out \(drainSeconds) s into the stop; each module is drawn at the end of its flip")
         write(last)
     }

@@ -18,6 +18,8 @@ enum FuzzTargets {
             guard let text = String(validating: bytes, as: UTF8.self) else { return }
             _ = try? ConfigLoader.parse(text)
         },
+        // A running flapd's /status answer, as `flapd status` reads it.
+        "status": { bytes in _ = try? StatusReport.decode(Data(bytes)) },
         // A message-API frame as flapd's client reads it.
         "api-frame": { bytes in _ = APIFrame.decode(String(decoding: bytes, as: UTF8.self)) },
         // flaphub: a POST /api/v1/messages body, and a WebSocket frame from a board.

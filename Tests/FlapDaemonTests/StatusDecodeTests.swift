@@ -1,0 +1,13 @@
+import Foundation
+import Testing
+@testable import FlapDaemon
+
+/// `flapd status` reads whatever answers on the port: checked as strict JSON within limits
+/// before a decoder sees it (a nesting of 513 crashed Foundation's decoder, issue 18's finding 1).
+@Suite struct StatusDecodeTests {
+    @Test func anAnswerNestedPastTheLimitIsRefusedByName() {
+        let deep = Data((String(repeating: "[", count: 600) + String(repeating: "]", count: 600)).utf8)
+        #expect { try StatusReport.decode(deep) } throws: { "\($0)".contains("nested deeper than 8 levels") }
+        #expect(throws: (any Error).self) { try StatusReport.decode(Data(#"{"boards": []}"#.utf8)) }
+    }
+}
