@@ -72,7 +72,6 @@ public struct Daemon: Sendable {
                             keeper?.changed()
                             status?.moving(board: board, to: frame)
                         })
-        if let stateDir { restore(wall, from: StateStore(directory: stateDir), journal: journal, gpio: gpio) }
         let rt = config.realtime
         // One real-time class: the conductor and every output's timing thread.
         let threads = TimingThreads(realtime: .init(
@@ -80,57 +79,39 @@ public struct Daemon: Sendable {
             wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros))) { [logger] in
             logger.warning("\($0)")
         }
-        wall.conductor.start(threads: threads, heartbeat: systemd.flatMap { notifier in
+        let heartbeat = systemd.flatMap { notifier in
             notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
-        })
-        keeper?.start(wall)
-        adoptReportedPositions(wall, serial: serial, journal: journal)
-        serial.start(positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }, threads: threads)
-        gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
-                   positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) },
-                   shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads)
-        status?.begin(with: config.boards.indices.map { wall.target(board: $0) })
-        wall.resume()
+        }
         let mailroom = Mailroom(
             wall: wall, zones: config.routedZones, store: stateDir.map(InboxStore.init), logger: logger,
             settled: { board, transition in await watcher.wait(board: board, transition: transition) })
         let client = config.messageAPI.map { api in
-            MessageAPIClient(config: api, logger: logger) { event in await BlockingWork.run { mailroom.take(event) } }
+            MessageAPIClient(config: api, logger: logger) { event in await mailroom.take(event) }
         }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
-        mailroom.restore()
-        defer {
-            status?.stopping()
-            mailroom.stop()
-            finish(wall)
-            wall.conductor.stop()
-            serial.stop()
-            gpio.stop()
-            adoptOutputPositions(wall, gpio: gpio, serial: serial, journal: journal)
-            status?.stopped(shows: config.boards.indices.map { wall.conductor.frame(board: $0) })
-            keeper?.stop()
-            sound?.stop()
-            virtual.finish()
-            trace?.finish()
-            let l = wall.conductor.lateness
-            logger.info("conductor lateness", metadata: [
-                "flips": "\(l.count)", "p50_us": "\(l.p50Micros)", "p99_us": "\(l.p99Micros)", "max_us": "\(l.maxMicros)"])
-            for (board, e) in gpio.stepLateness {
-                logger.info("gpio step lateness", metadata: [
-                    "board": "\(config.boards[board].id)", "steps": "\(e.count)", "p50_us": "\(e.p50Micros)", "p99_us": "\(e.p99Micros)", "max_us": "\(e.maxMicros)"])
-            }
-            if let s = sound?.stats {
-                logger.info("sound", metadata: ["clacks": "\(s.clacks)", "late": "\(s.late)", "dropped": "\(s.dropped)", "underruns": "\(s.underruns)",
-                                                "remaps": "\(s.remaps)", "peak": "\(s.peak)"])
-            }
+
+        // Started in this order, stopped in reverse.
+        var members: [ServiceGroup.Member] = []
+        if let status { members.append(.part(SystemdStatusPart(status: status, wall: wall))) }
+        if let sound { members.append(.part(SoundPart(sound: sound, logger: logger))) }
+        if let keeper, let stateDir {
+            members.append(.part(StateKeeperPart(keeper: keeper, wall: wall) { [self] in
+                restore(wall, from: StateStore(directory: stateDir), journal: journal, gpio: gpio)
+            }))
         }
+        members.append(.part(OutputsPart(daemon: self, wall: wall, serial: serial, gpio: gpio, journal: journal,
+                                         virtual: virtual, trace: trace, threads: threads)))
+        members.append(.part(ConductorPart(daemon: self, wall: wall, threads: threads, heartbeat: heartbeat)))
+        members.append(.part(BoardPart(wall: wall, mailroom: mailroom, status: status)))
         let board = config.localBoardIndex
         if !options.once.isEmpty {
-            for text in options.once {
-                guard let shown = await BlockingWork.run({ mailroom.post(text, type: .text) }) else { continue }
-                await watcher.wait(board: board, transition: shown.transition.number)
-            }
+            members.append(.service("play once", PlayOnce(texts: options.once, mailroom: mailroom, watcher: watcher, board: board)))
+            try await ServiceGroup.inOrder(members, logger: logger).run()
             return
+        }
+        if let client { members.append(.service("message API client", client)) }
+        if let file = options.configFile {
+            members.append(.service("reload", ReloadOnHangup { await reload(wall, mailroom: mailroom, from: file, systemd: systemd, status: status) }))
         }
         let api = config.localAPI
         let app = LocalHTTPServer(
@@ -142,14 +123,12 @@ public struct Daemon: Sendable {
             },
             handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, logger: logger, status: DaemonStatus(
                 wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio)))
-        if !api.enabled { status?.ready() }
-        var services: [any Service] = api.enabled ? [app] : [UntilShutdown()]
-        if let client { services.append(client) }
-        if let file = options.configFile {
-            services.append(ReloadOnHangup { reload(wall, mailroom: mailroom, from: file, systemd: systemd, status: status) })
+        if api.enabled {
+            members.append(.service("local API", app))
+        } else {
+            members.append(.service("until shutdown", ReadyThenUntilShutdown(status: status)))
         }
-        let group = ServiceGroup(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        try await group.run()
+        try await ServiceGroup.inOrder(members, logger: logger).run()
     }
 }
 
@@ -157,14 +136,14 @@ extension Daemon {
     /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
     /// running, and be ready again. A config with problems is refused whole and logged; the
     /// running one stays. Messages are never lost: every board keeps its target.
-    func reload(_ wall: Wall, mailroom: Mailroom, from file: String, systemd: SystemdNotifier?, status: StatusReporter?) {
+    func reload(_ wall: Wall, mailroom: Mailroom, from file: String, systemd: SystemdNotifier?, status: StatusReporter?) async {
         systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
         do {
-            let new = try ConfigLoader.load(file: file)
+            let new = try await onThread(named: "reload") { Result { try ConfigLoader.load(file: file) } }.get()
             var kept = wall.apply(new)
             if new.messageAPI != config.messageAPI { kept.append(.messageAPI) }
             if !kept.contains(where: { if case .boardList = $0 { true } else { false } }) {
-                mailroom.reroute(new.routedZones)
+                await mailroom.reroute(new.routedZones)
             }
             for part in kept { logger.warning("reload: \(part) changes only with a restart; the running setting stays") }
             logger.notice("config reloaded", metadata: ["file": "\(file)"])
@@ -261,15 +240,11 @@ extension Daemon {
     }
 }
 
-/// Calls `reload` on every SIGHUP until shutdown.
-private struct ReloadOnHangup: Service {
-    let reload: @Sendable () -> Void
+/// Says the daemon is ready, then runs until SIGTERM or SIGINT: there is no local API to serve.
+private struct ReadyThenUntilShutdown: Service {
+    let status: StatusReporter?
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { reload() }
+        status?.ready()
+        try await gracefulShutdown()
     }
-}
-
-/// Runs until SIGTERM or SIGINT, when there is no local API to serve.
-private struct UntilShutdown: Service {
-    func run() async throws { try await gracefulShutdown() }
 }

@@ -66,14 +66,17 @@ public enum LocalAPI {
         let posted: Wall.Shown?
         switch message {
         case .text(let text):
-            posted = await BlockingWork.run { mailroom.post(text, type: .text) }  // saves the inbox first
+            posted = await mailroom.post(text, type: .text)  // saves the inbox first
         case .codes(let codes):
             do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": error.description])
             }
-            posted = await BlockingWork.run { mailroom.post(PatternCodes.text(codes), type: .pattern) }
+            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern)
         }
         guard let shown = posted else {
+            if mailroom.isStopped {
+                return json(503, ["error": "flapd is stopping; the message is kept and shows after the restart"])
+            }
             logger.warning("message kept but not shown: no zone takes the local sender (@local)")
             return json(202, ["note": "kept, but no zone takes the local sender (@local)"])
         }

@@ -10,6 +10,10 @@ import Synchronization
 /// composed from its zones by one rule and shown when it changes. Wakes for unlocks, expiries
 /// and rotation; reports a message-API message displayed once its board has settled.
 ///
+/// The one writer of its boards: every change — a message taken or posted, a timer, a reload's
+/// re-route — runs in turn on the mailroom's own serial queue (off the async executors: the
+/// inbox is saved there, with its fsync), and the wall is called there with no lock held.
+///
 /// The rule: each zone shows the newest visible message of its senders (or, with
 /// `rotate_seconds`, each in turn); held letters open at their `unlockAt`; a message goes when
 /// deleted or 48 h after it was sent (the local sender's stays until the next). Where zones
@@ -24,6 +28,8 @@ public final class Mailroom: Sendable {
         var composed: [Int: Frame] = [:]
         var unrouted: Set<String> = []
         var wake: Task<Void, Never>?
+        /// Stopped: changes are still saved, but no board is shown any more.
+        var stopped = false
     }
 
     private let wall: Wall
@@ -31,10 +37,12 @@ public final class Mailroom: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Double
     private let settled: @Sendable (_ board: Int, _ transition: Int) async -> Void
+    /// Read by `inbox` from any thread; changed only on `desk`.
     private let state: Mutex<State>
-    /// Held by every change of the inbox and its write to disk, so saves take turns (the newest
-    /// lands last) and a message counts in `inbox` (so in `/status`) only once the file holds it.
-    private let writing = NSLock()
+    /// Where every change runs, one after another: saves take turns (the newest lands last), a
+    /// message counts in `inbox` (so in `/status`) only once the file holds it, and the boards
+    /// are shown in the order the inbox changed.
+    private let desk = DispatchQueue(label: "flapd-mailroom")
     private let reporter = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// - Parameters:
@@ -51,12 +59,19 @@ public final class Mailroom: Sendable {
         state = Mutex(State(router: SenderRouter(zones: zones), cursors: zones.map { _ in ZoneCursor() }))
     }
 
+    /// Runs `work` on the desk, after every change given before it.
+    private func onDesk<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in desk.async { continuation.resume(returning: work()) } }
+    }
+
     /// Where `message.displayed` reports go (the API client).
     public func reportDisplayed(to report: @escaping @Sendable (String) -> Void) { reporter.withLock { $0 = report } }
 
     /// Takes the saved inbox back and shows it. The boards' own saved state is restored first,
     /// so a board whose messages have not changed does not move.
-    public func restore() {
+    public func restore() async { await onDesk { self.restoreOnDesk() } }
+
+    private func restoreOnDesk() {
         guard let store else { return }
         do {
             let first = !FileManager.default.fileExists(atPath: store.file)
@@ -65,15 +80,15 @@ public final class Mailroom: Sendable {
                 // A state dir from before the local API was a sender: what the board showed stays.
                 saved.inbox.receive(kept, now: now())
             }
-            writing.withLock { state.withLock { s in
+            state.withLock { s in
                 s.saved = saved
                 for b in Set(s.router.zones.map(\.board)) { s.composed[b] = wall.target(board: b) }
-            } }
+            }
             logger.info("inbox restored", metadata: ["senders": "\(saved.inbox.live.count)", "held": "\(saved.inbox.held.count)"])
         } catch {
             logger.error("cannot read the saved inbox \(store.file): \(error); starting empty")
         }
-        refresh()
+        refreshOnDesk()
     }
 
     /// What the first zone of the local sender shows on its restored board, as a local message
@@ -90,26 +105,26 @@ public final class Mailroom: Sendable {
     /// Applies one event of the API client: saved first, then counted and shown — a message
     /// the board shows, or holds for later, survives a kill from then on (the API cannot be
     /// counted on to bring it back: it may be unreachable after the restart).
-    public func take(_ event: MessageAPIClient.Event) {
+    public func take(_ event: MessageAPIClient.Event) async { await onDesk { self.takeOnDesk(event) } }
+
+    private func takeOnDesk(_ event: MessageAPIClient.Event) {
         let t = now()
-        writing.withLock {
-            var next = state.withLock { $0.saved }
-            switch event {
-            case .caughtUp(let messages):
-                next.inbox.sync(with: messages, now: t)
-            case .new(let m) where m.isLocal:
-                logger.warning("a message-API message claims the local sender id; dropped", metadata: ["id": "\(m.id)"])
-                return
-            case .new(let m):
-                let outcome = next.inbox.receive(m, now: t)
-                let nowhere = (outcome == .shown || outcome == .held) && state.withLock { $0.router.zones(for: m).isEmpty }
-                logger.info(nowhere ? "message not shown: its sender is in no zone" : "message \(outcome)",
-                            metadata: ["id": "\(m.id)", "sender": "\(m.senderName)"])
-            case .deleted(let id):
-                next.inbox.delete(id: id, now: t)
-            }
-            _ = publish(&next, posted: nil)
+        var next = state.withLock { $0.saved }
+        switch event {
+        case .caughtUp(let messages):
+            next.inbox.sync(with: messages, now: t)
+        case .new(let m) where m.isLocal:
+            logger.warning("a message-API message claims the local sender id; dropped", metadata: ["id": "\(m.id)"])
+            return
+        case .new(let m):
+            let outcome = next.inbox.receive(m, now: t)
+            let nowhere = (outcome == .shown || outcome == .held) && state.withLock { $0.router.zones(for: m).isEmpty }
+            logger.info(nowhere ? "message not shown: its sender is in no zone" : "message \(outcome)",
+                        metadata: ["id": "\(m.id)", "sender": "\(m.senderName)"])
+        case .deleted(let id):
+            next.inbox.delete(id: id, now: t)
         }
+        _ = publish(&next, posted: nil)
     }
 
     /// Takes a message of the local sender (the local API, `flapd demo --once`): saved, then
@@ -117,40 +132,40 @@ public final class Mailroom: Sendable {
     /// board). Returns what the board of its first zone is now going to — a transition of no flips
     /// when the board showed this already — with what was cut or substituted in that zone; nil
     /// when no zone takes the local sender.
-    public func post(_ content: String, type: InboxMessage.ContentType) -> Wall.Shown? {
-        writing.withLock {
-            let t = now()
+    public func post(_ content: String, type: InboxMessage.ContentType) async -> Wall.Shown? {
+        await onDesk {
+            let t = self.now()
             let message = InboxMessage(id: "local-\(UUID().uuidString.lowercased())", senderID: InboxMessage.localSenderID,
                                        senderName: "local", content: content, contentType: type, sentAt: t)
-            var next = state.withLock { $0.saved }
+            var next = self.state.withLock { $0.saved }
             next.inbox.receive(message, now: t)
-            return publish(&next, posted: message.id)
+            return self.publish(&next, posted: message.id)
         }
     }
 
-    /// A changed inbox: saved, then counted, then shown. Caller holds `writing`.
+    /// A changed inbox: saved, then counted, then shown. On the desk.
     private func publish(_ next: inout InboxStore.Saved, posted: String?) -> Wall.Shown? {
         write(&next)
         state.withLock { [next] in $0.saved = next }
-        return refreshWhileWriting(posted: posted)
+        return refreshOnDesk(posted: posted)
     }
 
     /// Re-routes after a config reload; no message is lost (the inbox stays).
-    public func reroute(_ zones: [Zone]) {
-        state.withLock { s in
-            s.router = SenderRouter(zones: zones)
-            s.cursors = zones.map { _ in ZoneCursor() }
+    public func reroute(_ zones: [Zone]) async {
+        await onDesk {
+            self.state.withLock { s in
+                s.router = SenderRouter(zones: zones)
+                s.cursors = zones.map { _ in ZoneCursor() }
+            }
+            self.refreshOnDesk()
         }
-        refresh()
     }
 
     /// The inbox as it stands.
     public var inbox: Inbox { state.withLock { $0.saved.inbox } }
 
     /// Composes every zoned board and shows the boards whose frame changed.
-    public func refresh() {
-        writing.withLock { _ = refreshWhileWriting(posted: nil) }
-    }
+    public func refresh() async { await onDesk { self.refreshOnDesk() } }
 
     /// One zone's part of a board, as composed.
     private struct Drawn {
@@ -159,9 +174,11 @@ public final class Mailroom: Sendable {
         var part: Composer.Part
     }
 
-    /// `refresh`, with `writing` held; a board that shows `posted` is shown even when its frame is
+    /// `refresh`, on the desk; a board that shows `posted` is shown even when its frame is
     /// unchanged, and what showing it did is returned.
-    private func refreshWhileWriting(posted: String?) -> Wall.Shown? {
+    @discardableResult
+    private func refreshOnDesk(posted: String? = nil) -> Wall.Shown? {
+        guard !state.withLock({ $0.stopped }) else { return nil }
         let t = now()
         let boards = wall.config.boards
         var changed: [(board: Int, frame: Frame, ids: [String])] = []
@@ -227,7 +244,7 @@ public final class Mailroom: Sendable {
             let transition = shown.transition.number
             Task { [self] in
                 await settled(c.board, transition)
-                await BlockingWork.run { self.displayed(c.ids, board: c.board, transition: transition) }
+                await onDesk { self.displayed(c.ids, board: c.board, transition: transition) }
             }
         }
         schedule(next)
@@ -237,13 +254,10 @@ public final class Mailroom: Sendable {
     /// Reports messages displayed once the board settled — unless a later message took the
     /// board first and they are no longer on it.
     private func displayed(_ ids: [String], board: Int, transition: Int) {
-        let fresh = writing.withLock {
-            let fresh = state.withLock { s in
-                ids.filter { id in s.saved.inbox.live.values.contains { $0.id == id } && s.saved.displayed.insert(id).inserted }
-            }
-            if !fresh.isEmpty { var saved = state.withLock { $0.saved }; write(&saved) }
-            return fresh
+        let fresh = state.withLock { s in
+            ids.filter { id in s.saved.inbox.live.values.contains { $0.id == id } && s.saved.displayed.insert(id).inserted }
         }
+        if !fresh.isEmpty { var saved = state.withLock { $0.saved }; write(&saved) }
         guard !fresh.isEmpty else { return }
         let report = reporter.withLock { $0 }
         for id in fresh {
@@ -257,17 +271,16 @@ public final class Mailroom: Sendable {
             let delay = max(0, at - now()) + 0.001
             return Task { [weak self] in
                 guard (try? await Task.sleep(for: .seconds(delay))) != nil, let self else { return }
-                await BlockingWork.run { self.refresh() }
+                await self.refresh()
             }
         }
         state.withLock { s in
             s.wake?.cancel()
-            s.wake = task
+            s.wake = s.stopped ? nil : task
         }
     }
 
-    /// Writes `saved`, its reported ids pruned to messages still in the inbox. Caller holds
-    /// `writing`.
+    /// Writes `saved`, its reported ids pruned to messages still in the inbox. On the desk.
     private func write(_ saved: inout InboxStore.Saved) {
         let inbox = saved.inbox
         saved.displayed = saved.displayed.filter { inbox.contains(id: $0) }
@@ -275,6 +288,17 @@ public final class Mailroom: Sendable {
         do { try store.save(saved) } catch { logger.error("cannot save the inbox: \(error)") }
     }
 
-    /// Stops the timer.
-    public func stop() { state.withLock { $0.wake?.cancel() } }
+    /// Stops showing: once every change given before has run, the timer is cancelled and later
+    /// changes are saved but not shown (the outputs are stopping; they show after a restart).
+    public func stop() async {
+        await onDesk {
+            self.state.withLock { s in
+                s.stopped = true
+                s.wake?.cancel()
+            }
+        }
+    }
+
+    /// Whether `stop` has run.
+    public var isStopped: Bool { state.withLock { $0.stopped } }
 }

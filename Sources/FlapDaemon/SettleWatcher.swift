@@ -5,7 +5,8 @@ import Synchronization
 public final class SettleWatcher: FlipObserver {
     private struct State {
         var settled: [Int: Int] = [:]
-        var waiters: [(board: Int, transition: Int, CheckedContinuation<Void, Never>)] = []
+        var waiters: [(board: Int, transition: Int, id: Int, CheckedContinuation<Void, Never>)] = []
+        var nextID = 0
     }
     private let state = Mutex(State())
 
@@ -20,18 +21,29 @@ public final class SettleWatcher: FlipObserver {
             s.waiters.removeAll { $0.board == board && $0.transition <= transition }
             return ready
         }
-        for w in ready { w.2.resume() }
+        for w in ready { w.3.resume() }
     }
 
-    /// Returns once the board settled at `transition` or a later one.
+    /// Returns once the board settled at `transition` or a later one, or once the task is
+    /// cancelled.
     public func wait(board: Int, transition: Int) async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { s in
-                if (s.settled[board] ?? 0) >= transition { return true }
-                s.waiters.append((board, transition, c))
-                return false
+        let id = state.withLock { s in defer { s.nextID += 1 }; return s.nextID }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let done = state.withLock { s in
+                    if (s.settled[board] ?? 0) >= transition || Task.isCancelled { return true }
+                    s.waiters.append((board, transition, id, c))
+                    return false
+                }
+                if done { c.resume() }
             }
-            if done { c.resume() }
+        } onCancel: {
+            let cancelled = state.withLock { s in
+                let w = s.waiters.filter { $0.id == id }
+                s.waiters.removeAll { $0.id == id }
+                return w
+            }
+            for w in cancelled { w.3.resume() }
         }
     }
 }

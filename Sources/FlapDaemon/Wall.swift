@@ -45,7 +45,10 @@ public final class Wall: Sendable {
         reported = Mutex(Array(repeating: [], count: config.boards.count))
     }
 
-    /// Shows a composed frame; a glyph the drum lacks becomes its substitute.
+    /// Shows a composed frame; a glyph the drum lacks becomes its substitute. One writer calls
+    /// this (the mailroom, on its desk; `resume` before the mailroom starts): the targets and
+    /// the conductor take the frames in the order given, and no lock is held while the
+    /// conductor and `accepted` are called.
     public func show(frame: Frame, board: Int, substitutions: [Substitution] = []) -> Shown {
         show(frame: frame, board: board, cut: [], substitutions: substitutions)
     }
@@ -61,10 +64,8 @@ public final class Wall: Sendable {
         for s in fresh { logger.notice("glyph substituted", metadata: ["board": "\(b.id)", "substitution": "\(s)"]) }
         // Every glyph is on the drum now.
         let indices = b.drum.indices(of: frame)!
-        let transition = targets.withLock { targets in
-            targets[board] = frame
-            return conductor.play(board: board, target: indices)
-        }
+        targets.withLock { $0[board] = frame }
+        let transition = conductor.play(board: board, target: indices)
         accepted(board, frame)
         return Shown(transition: transition, frame: frame, cut: cut, substitutions: substitutions)
     }

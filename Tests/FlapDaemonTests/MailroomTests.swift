@@ -51,7 +51,7 @@ import Testing
     /// Issue 13, item 5: what each zone shows over time, by the one rule — the newest message
     /// of its senders; a held letter at its unlock time; a message gone when deleted or 48 h
     /// after it was sent; with `rotate_seconds`, each live sender in turn.
-    @Test func zonesShowTheNewestAndFollowHoldsDeletionExpiryAndRotation() throws {
+    @Test func zonesShowTheNewestAndFollowHoldsDeletionExpiryAndRotation() async throws {
         let clock = Clock()
         let (mailroom, wall, _, _) = try mailroom("""
             message_api: { url: "http://127.0.0.1:9/", token: "t" }
@@ -62,27 +62,27 @@ import Testing
         func message(_ id: String, from sender: String, text: String, unlockAt: Double? = nil) -> InboxMessage {
             InboxMessage(id: id, senderID: sender, senderName: sender, content: text, sentAt: clock.now, unlockAt: unlockAt)
         }
-        mailroom.take(.new(message("a1", from: "alice", text: "FIRST")))
-        mailroom.take(.new(message("a2", from: "alice", text: "SECOND")))
+        await mailroom.take(.new(message("a1", from: "alice", text: "FIRST")))
+        await mailroom.take(.new(message("a2", from: "alice", text: "SECOND")))
         #expect(rows(wall).contains("SECOND") && !rows(wall).contains("FIRST"), "the newest of a sender: \(rows(wall))")
         // Held for a minute: nothing until then, then it shows.
-        mailroom.take(.new(message("b1", from: "bob", text: "LATER", unlockAt: clock.now + 60)))
+        await mailroom.take(.new(message("b1", from: "bob", text: "LATER", unlockAt: clock.now + 60)))
         #expect(!rows(wall).contains("LATER"))
         clock.advance(61)
-        mailroom.refresh()
+        await mailroom.refresh()
         #expect(rows(wall).contains("LATER"), "\(rows(wall))")
         // A second sender in the rotating zone: the newest first, then each in turn.
-        mailroom.take(.new(message("c1", from: "carol", text: "CAROL")))
+        await mailroom.take(.new(message("c1", from: "carol", text: "CAROL")))
         #expect(rows(wall).contains("CAROL") && !rows(wall).contains("LATER"))
         clock.advance(10)
-        mailroom.refresh()
+        await mailroom.refresh()
         #expect(rows(wall).contains("LATER") && !rows(wall).contains("CAROL"), "rotated: \(rows(wall))")
         // Deleted: gone, and the zone shows who is left.
-        mailroom.take(.deleted(messageID: "b1"))
+        await mailroom.take(.deleted(messageID: "b1"))
         #expect(rows(wall).contains("CAROL") && !rows(wall).contains("LATER"), "\(rows(wall))")
         // 48 hours after they were sent, every message is gone.
         clock.advance(InboxMessage.lifetime)
-        mailroom.refresh()
+        await mailroom.refresh()
         #expect(rows(wall).allSatisfy { $0.isEmpty }, "\(rows(wall))")
     }
 
@@ -94,10 +94,12 @@ import Testing
     /// Issue 13, bug 1: two zones settling at once saved the inbox at once, through one
     /// temporary file — `cannot save the inbox: …/inbox.json: No such file or directory` — and
     /// the older of two saves could land last. Saves now take turns, the newest last.
-    @Test func messagesTakenAtOnceAreSavedWholeAndWithoutError() throws {
+    @Test func messagesTakenAtOnceAreSavedWholeAndWithoutError() async throws {
         let (mailroom, store, logged) = try mailroom()
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            for k in 0..<10 { mailroom.take(.new(message("m\(thread)-\(k)", from: "sender\(thread)"))) }
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<8 {
+                group.addTask { for k in 0..<10 { await mailroom.take(.new(self.message("m\(thread)-\(k)", from: "sender\(thread)"))) } }
+            }
         }
         let failures = logged.lines.filter { $0.contains("cannot save") }
         #expect(failures.isEmpty, "\(failures.count) saves failed, the first: \(failures.first ?? "")")
@@ -108,13 +110,13 @@ import Testing
 
     /// Issue 13, bug 3: a sender no zone takes got `message shown` logged for each of its
     /// messages, which were not. It now says where the message went: nowhere.
-    @Test func aSenderInNoZoneIsNotLoggedAsShown() throws {
+    @Test func aSenderInNoZoneIsNotLoggedAsShown() async throws {
         let (mailroom, _, logged) = try mailroom("""
             message_api: { url: "http://127.0.0.1:9/", token: "t" }
             zones: [{ board: wall, senders: [alice] }]
             """)
-        mailroom.take(.new(message("c1", from: "carol")))
-        mailroom.take(.new(message("a1", from: "alice")))
+        await mailroom.take(.new(message("c1", from: "carol")))
+        await mailroom.take(.new(message("a1", from: "alice")))
         let lines = logged.lines
         #expect(!lines.contains { $0.contains("message shown") && $0.contains("c1") }, "\(lines)")
         #expect(lines.contains { $0.contains("message not shown: its sender is in no zone") && $0.contains("c1") }, "\(lines)")
@@ -123,13 +125,13 @@ import Testing
 
     /// Issue 13, bug 2: a held letter was counted (`/status` reads `inbox`) before `inbox.json`
     /// held it, and a SIGKILL in that gap lost it. Now the inbox counts nothing the file lacks.
-    @Test func aHeldLetterCountsOnlyOnceItIsOnDisk() throws {
+    @Test func aHeldLetterCountsOnlyOnceItIsOnDisk() async throws {
         let (mailroom, store, _) = try mailroom()
         let unlock = Date().timeIntervalSince1970 + 3600
         for k in 0..<20 {
             let letter = message("held\(k)", from: "bob", unlockAt: unlock)
-            let done = Atomic(false), taker = DispatchGroup()
-            DispatchQueue.global().async(group: taker) { mailroom.take(.new(letter)); done.store(true, ordering: .releasing) }
+            let done = Atomic(false)
+            let taker = Task.detached { await mailroom.take(.new(letter)); done.store(true, ordering: .releasing) }
             // Watches the count as `/status` would; the moment it counts the letter, the file must hold it.
             while true {
                 let finished = done.load(ordering: .acquiring)  // read first: once taken, it counts
@@ -138,8 +140,9 @@ import Testing
                     break
                 }
                 if finished { Issue.record("letter \(k) was never counted"); return }
+                await Task.yield()
             }
-            #expect(taker.wait(timeout: .now() + 120) == .success)
+            await taker.value
         }
     }
 }

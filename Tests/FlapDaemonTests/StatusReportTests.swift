@@ -7,11 +7,11 @@ import Testing
 /// Issue 13, item 3: one Codable status model — `/status` writes it, `flapd status` reads it
 /// back, `/metrics` renders it — built in-process from a wall.
 @Suite struct StatusReportTests {
-    @Test func theReportOfAWallSaysWhatItShowsAndReadsBackWhole() throws {
+    @Test func theReportOfAWallSaysWhatItShowsAndReadsBackWhole() async throws {
         let config = try ConfigLoader.parse("boards: [{ id: hall, rows: 3, cols: 15 }, { id: kitchen }]")
         let wall = Wall(config: config, drivers: [], logger: Logger(label: "test"))
         let mailroom = Mailroom(wall: wall, zones: config.routedZones, store: nil, logger: Logger(label: "test")) { _, _ in }
-        _ = mailroom.post("HELLO", type: .text)
+        _ = await mailroom.post("HELLO", type: .text)
         let report = DaemonStatus(wall: wall, sound: nil).report()
         #expect(report.boards.map(\.id) == ["hall", "kitchen"])
         #expect(report.boards[0].target.count == 3 && report.boards[0].target[1].contains(8), "HELLO on the local API's board (the first)")
