@@ -14,14 +14,10 @@ import UnixSignals
 /// systemd's status line: the last to stop, it says where the outputs left every board.
 struct SystemdStatusPart: DaemonPart {
     let status: StatusReporter
-    let wall: Wall
     var name: String { "systemd status" }
 
     func start() {}
-
-    func stop() {
-        status.stopped(shows: wall.config.boards.indices.map { wall.conductor.frame(board: $0) })
-    }
+    func stop() async { await onThread(named: "status stop") { status.stopped() } }
 }
 
 /// The clack: stops once the conductor, which feeds it, has.
@@ -132,7 +128,6 @@ struct BoardPart: DaemonPart {
     var name: String { "board" }
 
     func start() async {
-        status?.begin(with: wall.config.boards.indices.map { wall.target(board: $0) })
         await onThread(named: "board resume") { wall.resume() }
         await mailroom.restore()
     }

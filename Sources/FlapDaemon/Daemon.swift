@@ -51,8 +51,7 @@ public struct Daemon: Sendable {
         let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
         let watcher = SettleWatcher()
         let systemd = SystemdNotifier()
-        let status = systemd.map { StatusReporter(notifier: $0, boardIDs: config.boards.map(\.id),
-                                                  blank: config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) }) }
+        let status = systemd.map { StatusReporter(notifier: $0) }
         let sound = config.sound.enabled && !options.noSound
             ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
                           notice: { [logger] in logger.notice("\($0)") }) : nil
@@ -70,7 +69,7 @@ public struct Daemon: Sendable {
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { board, frame in
                             keeper?.changed()
-                            status?.moving(board: board, to: frame)
+                            status?.moving()
                         })
         let rt = config.realtime
         // One real-time class: the conductor and every output's timing thread.
@@ -89,10 +88,12 @@ public struct Daemon: Sendable {
             MessageAPIClient(config: api, logger: logger) { event in await mailroom.take(event) }
         }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
+        let daemonStatus = DaemonStatus(wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio)
+        status?.read { daemonStatus.boards() }
 
         // Started in this order, stopped in reverse.
         var members: [ServiceGroup.Member] = []
-        if let status { members.append(.part(SystemdStatusPart(status: status, wall: wall))) }
+        if let status { members.append(.part(SystemdStatusPart(status: status))) }
         if let sound { members.append(.part(SoundPart(sound: sound, logger: logger))) }
         if let keeper, let stateDir {
             members.append(.part(StateKeeperPart(keeper: keeper, wall: wall) { [self] in
@@ -121,8 +122,7 @@ public struct Daemon: Sendable {
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
                 status?.ready()
             },
-            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, logger: logger, status: DaemonStatus(
-                wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio)))
+            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, logger: logger, status: daemonStatus))
         if api.enabled {
             members.append(.service("local API", app))
         } else {

@@ -43,23 +43,27 @@ public struct DaemonStatus: Sendable {
     /// How the daemon is now.
     public func report() -> StatusReport {
         let l = wall.conductor.lateness
-        let boards = wall.config.boards.indices.map { i in
-            let b = wall.config.boards[i]
-            return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,
-                                      moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i)),
-                                      target: wall.target(board: i).codes, modules: modules(board: i))
-        }
         let sound = self.sound.map { player in
             let s = player.stats
             return StatusReport.Sound(clacks: s.clacks, late: s.late, dropped: s.dropped, underruns: s.underruns,
                                       remaps: s.remaps, openFailures: s.openFailures)
         }
         return StatusReport(
-            boards: boards,
+            boards: boards(),
             conductor: StatusReport.Conductor(flips: l.count, latenessP50Us: l.p50Micros, latenessP99Us: l.p99Micros,
                                               latenessMaxUs: l.maxMicros, early: l.early),
             messageApi: messageAPI, sound: sound, uptimeS: (uptime * 10).rounded() / 10,
             versions: ["flapd": Self.version, "swift": Self.swiftVersion])
+    }
+
+    /// Every board as the report says it (what systemd's status line is read from).
+    func boards() -> [StatusReport.Board] {
+        wall.config.boards.indices.map { i in
+            let b = wall.config.boards[i]
+            return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,
+                                      moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i)),
+                                      target: wall.target(board: i).codes, modules: modules(board: i))
+        }
     }
 
     /// Module health: what GPIO home sensors, a splitflap display or flapbus controllers report

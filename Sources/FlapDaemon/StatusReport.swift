@@ -2,8 +2,8 @@ import FlapInput
 import Foundation
 
 /// How the daemon is, as one Codable value: what `GET /status` sends (snake_case JSON), what
-/// `GET /metrics` renders as Prometheus text, what `flapd status` reads back, and — through
-/// `BoardState` — what systemd's one-line `STATUS=` says of each board.
+/// `GET /metrics` renders as Prometheus text, what `flapd status` reads back, and — its
+/// `boards` — what systemd's one-line `STATUS=` says (`StatusReporter.line`).
 public struct StatusReport: Codable, Sendable, Equatable {
     public var boards: [Board]
     public var conductor: Conductor

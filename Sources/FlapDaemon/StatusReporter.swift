@@ -1,119 +1,94 @@
+import Dispatch
 import FlapCore
 import FlapTerminal
 import Synchronization
 
 /// Tells systemd (`STATUS=`) what every board shows, or is moving to, in one line of at most
 /// `maxBytes` — systemd drops a notify datagram of 4096 bytes or more, and `systemctl status`
-/// shows one line. Sent when a board starts moving, when it settles, with `READY=1` at start and
-/// after a reload, and at a stop, where a board left part-way says so rather than "shows".
+/// shows one line. The line is read from the status model (`StatusReport.Board`, what `/status`
+/// sends) whenever a board takes a new target or settles, with `READY=1` at start and after a
+/// reload, and at a stop, where a board left short of its target is said to be part-way.
+/// Built and sent on a queue of its own, never on the conductor's thread; sent only when it
+/// changed (`READY=1` and `STOPPING=1` always).
 final class StatusReporter: FlipObserver {
-    /// What one board is doing, as the line says it.
-    enum Board: Equatable {
-        case shows(Frame)
-        case moving(to: Frame)
-        /// Stopped before it reached `target`.
-        case partWay(to: Frame, shows: Frame)
-    }
-
     static let maxBytes = 1000
 
     private struct State {
-        var boards: [Board]
+        var boards: (@Sendable () -> [StatusReport.Board])?
         var stopping = false
         /// Said before the boards until it no longer holds (a refused reload).
         var note: String?
+        var last: String?
     }
 
     private let notifier: SystemdNotifier
-    private let boardIDs: [String]
-    private let state: Mutex<State>
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "flapd-status-line")
 
-    /// `blank`: each board's blank frame, what it shows until `begin` says otherwise.
-    init(notifier: SystemdNotifier, boardIDs: [String], blank: [Frame]) {
+    init(notifier: SystemdNotifier) {
         self.notifier = notifier
-        self.boardIDs = boardIDs
-        state = Mutex(State(boards: blank.map { .shows($0) }))
     }
 
-    /// Each board's restored target, what it shows unless it moves (call before `resume`).
-    func begin(with targets: [Frame]) {
-        state.withLock { s in s.boards = targets.map { .shows($0) } }
+    /// Where the boards are read from (the daemon's status; set once the wall exists).
+    func read(from boards: @escaping @Sendable () -> [StatusReport.Board]) {
+        state.withLock { $0.boards = boards }
     }
 
     func flip(_ event: FlipEvent) {}
 
-    func settled(board: Int, transition: Int, frame: Frame) {
-        update { s in
-            if s.stopping, case .moving(let to) = s.boards[board], to != frame {
-                s.boards[board] = .partWay(to: to, shows: frame)
-            } else {
-                s.boards[board] = .shows(frame)
-            }
-            return true
-        }
-    }
+    func settled(board: Int, transition: Int, frame: Frame) { send() }
 
-    /// A board took a new target (after planning: one that needs no flip has settled already).
-    func moving(board: Int, to frame: Frame) {
-        update { s in
-            guard s.boards[board] != .shows(frame) else { return false }
-            s.boards[board] = .moving(to: frame)
-            return true
-        }
-    }
+    /// A board took a new target.
+    func moving() { send() }
 
     /// `READY=1` with the line (at start, and after a reload; `refused` names a refused config,
     /// said until a reload succeeds).
     func ready(refused: String? = nil) {
-        let line = state.withLock { s in
-            s.note = refused.map { "reload refused (\($0) has problems)" }
-            return Self.line(s, ids: boardIDs)
-        }
-        notifier.send("READY=1\nSTATUS=\(line)")
+        send(head: "READY=1") { $0.note = refused.map { "reload refused (\($0) has problems)" } }
     }
 
     /// `STOPPING=1`: from now on a board that settles short of its target is said to be part-way.
-    func stopping() {
-        let line = state.withLock { s in
-            s.stopping = true
-            return Self.line(s, ids: boardIDs)
-        }
-        notifier.send("STOPPING=1\nSTATUS=\(line)")
+    func stopping() { send(head: "STOPPING=1") { $0.stopping = true } }
+
+    /// The boards where the outputs left them once stopped; returns once it is sent.
+    func stopped() {
+        stopping()
+        queue.sync {}
     }
 
-    /// The boards where the outputs left them once stopped: a board short of its target is
-    /// said to be part-way there.
-    func stopped(shows frames: [Frame]) {
-        update { s in
-            s.stopping = true
-            for (b, frame) in frames.enumerated() where b < s.boards.count {
-                switch s.boards[b] {
-                case .moving(let to) where to != frame, .partWay(let to, _) where to != frame: s.boards[b] = .partWay(to: to, shows: frame)
-                default: s.boards[b] = .shows(frame)
-                }
+    /// Reads the boards and sends the line (after `change`), on the queue.
+    private func send(head: String? = nil, _ change: @escaping @Sendable (inout State) -> Void = { _ in }) {
+        queue.async { [self] in
+            let (boards, s) = state.withLock { s in
+                change(&s)
+                return (s.boards, s)
             }
-            return true
+            guard let boards else { return }
+            let line = Self.line(boards(), stopping: s.stopping, note: s.note)
+            let changed = state.withLock { s in
+                defer { s.last = line }
+                return s.last != line
+            }
+            if let head {
+                notifier.send("\(head)\nSTATUS=\(line)")
+            } else if changed {
+                notifier.send("STATUS=\(line)")
+            }
         }
-    }
-
-    /// Applies `change`; sends the line when it says something changed.
-    private func update(_ change: (inout State) -> Bool) {
-        let line: String? = state.withLock { s in change(&s) ? Self.line(s, ids: boardIDs) : nil }
-        if let line { notifier.send("STATUS=\(line)") }
     }
 
     /// The line: `[note: ][stopping: |stopped: ]id shows "…"; id moving to "…"`, each board's
-    /// text cut (with "…") to share `maxBytes`.
-    private static func line(_ s: State, ids: [String]) -> String {
-        let settled = s.boards.allSatisfy { if case .moving = $0 { false } else { true } }
-        var prefix = s.note.map { $0 + ": " } ?? ""
-        if s.stopping { prefix += settled ? "stopped: " : "stopping: " }
-        let parts: [(head: String, texts: [String])] = zip(ids, s.boards).map { id, board in
-            switch board {
-            case .shows(let f): ("\(id) shows ", [summary(f)])
-            case .moving(let to): ("\(id) moving to ", [summary(to)])
-            case .partWay(let to, let shown): ("\(id) part-way to ", [summary(to), summary(shown)])
-            }
+    /// text cut (with "…") to share `maxBytes`. A board short of its target is moving to it —
+    /// or, once stopping and still, part-way there.
+    static func line(_ boards: [StatusReport.Board], stopping: Bool, note: String?) -> String {
+        var prefix = note.map { $0 + ": " } ?? ""
+        if stopping { prefix += boards.contains(where: \.moving) ? "stopping: " : "stopped: " }
+        let parts: [(head: String, texts: [String])] = boards.map { b in
+            let shows = summary(b.shows)
+            let target = (try? Frame(codes: b.target, rows: b.rows, cols: b.cols)).map { summary(PlainFrame.rows($0)) } ?? shows
+            if target == shows { return ("\(b.id) shows ", [shows]) }
+            if stopping && !b.moving { return ("\(b.id) part-way to ", [target, shows]) }
+            return ("\(b.id) moving to ", [target])
         }
         func render(_ budget: Int?) -> String {
             prefix + parts.map { p in
@@ -140,9 +115,9 @@ final class StatusReporter: FlipObserver {
         return out + "…"
     }
 
-    /// The non-blank rows of a frame, trimmed, joined by " / " (chips as their letters), quoted.
-    static func summary(_ frame: Frame) -> String {
-        let rows = PlainFrame.rows(frame).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    /// The non-blank rows of a board, trimmed, joined by " / " (chips as their letters), quoted.
+    static func summary(_ rows: [String]) -> String {
+        let rows = rows.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return rows.isEmpty ? "a blank board" : "\"" + rows.joined(separator: " / ") + "\""
     }
 }

@@ -47,3 +47,42 @@ import Testing
         #expect(text.contains("flapd_sound_clacks_total 4\n") && text.contains("flapd_sound_underruns_total 2\n"))
     }
 }
+
+/// Issue 13, item 3 and bug 4: systemd's `STATUS=` is read from the same model — each board's
+/// `moving`, `shows` and `target` — so it always says what the board shows or is moving to.
+@Suite struct StatusLineModelTests {
+    func board(_ id: String, moving: Bool, shows: String, target: String) -> StatusReport.Board {
+        let codes = [Array(target.unicodeScalars.map { Int(Glyph(character: Character($0))?.code ?? 0) })]
+        return StatusReport.Board(id: id, rows: 1, cols: target.count, output: "virtual", moving: moving, shows: [shows], target: codes,
+                                  modules: StatusReport.Modules(ok: target.count, faulty: 0))
+    }
+
+    @Test func eachBoardShowsMovesOrAtAStopIsPartWay() {
+        let boards = [board("hall", moving: false, shows: "HI", target: "HI"), board("den", moving: true, shows: "AB", target: "CD")]
+        #expect(StatusReporter.line(boards, stopping: false, note: nil) == #"hall shows "HI"; den moving to "CD""#)
+        #expect(StatusReporter.line(boards, stopping: true, note: nil) == #"stopping: hall shows "HI"; den moving to "CD""#)
+        // Still, short of its target: about to move — or, once stopping, left part-way.
+        let still = [board("den", moving: false, shows: "AB", target: "CD")]
+        #expect(StatusReporter.line(still, stopping: false, note: nil) == #"den moving to "CD""#)
+        #expect(StatusReporter.line(still, stopping: true, note: "reload refused (x has problems)")
+                == #"reload refused (x has problems): stopped: den part-way to "CD" (shows "AB")"#)
+    }
+
+    @Test func theReportOfAWallIsWhatTheLineSays() async throws {
+        let config = try ConfigLoader.parse("boards: [{ id: wall }]")
+        let wall = Wall(config: config, drivers: [], logger: Logger(label: "test"))
+        let mailroom = Mailroom(wall: wall, zones: config.routedZones, store: nil, logger: Logger(label: "test")) { _, _ in }
+        let status = DaemonStatus(wall: wall, sound: nil)
+        #expect(StatusReporter.line(status.report().boards, stopping: false, note: nil) == "wall shows a blank board")
+        _ = await mailroom.post("HELLO", type: .text)
+        #expect(StatusReporter.line(status.report().boards, stopping: false, note: nil) == #"wall moving to "HELLO""#)
+    }
+
+    @Test func aBigBoardsLineStaysUnderAKilobyte() {
+        let text = String(repeating: "ROW ", count: 80)
+        let boards = (0..<4).map { board("b\($0)", moving: $0 % 2 == 0, shows: text, target: String(text.reversed())) }
+        let line = StatusReporter.line(boards, stopping: false, note: nil)
+        #expect(line.utf8.count <= StatusReporter.maxBytes && line.contains("…"), "\(line.utf8.count) bytes: \(line)")
+        #expect((0..<4).allSatisfy { line.contains("b\($0) moving to \"") }, "every board is named: \(line)")
+    }
+}
