@@ -1,3 +1,4 @@
+import FlapCore
 import Hummingbird
 
 extension Hub {
@@ -15,8 +16,7 @@ extension Hub {
             guard let to = try self.store.user(name) else { throw HubError(404, "no user '\(name)'") }
             if try self.store.blocks(to.id, me.id) { throw HubError(403, "blocked") }
             let r = try self.store.request(from: me.id, to: to.id, now: self.now())
-            await self.sockets.send(HubEvent.json(["type": "friend.request", "requestID": r.id,
-                                                   "fromUser": ["id": me.id, "username": me.username]]), to: to.id)
+            await self.sockets.send(WireFrame.friendRequest(requestID: r.id, fromUser: .init(id: me.id, username: me.username)).text, to: to.id)
             return try self.reply(201, r)
         }
         api.get("friends/requests") { request, _ in
@@ -26,7 +26,7 @@ extension Hub {
             let me = try self.caller(request)
             let r = try self.pending(try context.parameters.require("id"), to: me)
             try self.store.befriend(r.fromID, me.id, now: self.now())
-            await self.sockets.send(HubEvent.json(["type": "friend.accepted", "friendID": me.id]), to: r.fromID)
+            await self.sockets.send(WireFrame.friendAccepted(friendID: me.id).text, to: r.fromID)
             return try self.reply(200, ["status": "accepted"])
         }
         api.post("friends/requests/:id/decline") { request, context in

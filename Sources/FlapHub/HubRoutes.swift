@@ -47,7 +47,7 @@ extension Hub {
             let me = try self.caller(request)
             let m = try self.message(try context.parameters.require("id"), readableBy: me)
             try self.store.delete(message: m.id)
-            await self.sockets.send(HubEvent.json(["type": "message.deleted", "messageID": m.id]), to: m.recipientID)
+            await self.sockets.send(WireFrame.deleted(messageID: m.id).text, to: m.recipientID)
             return Response(status: .noContent)
         }
         friendRoutes(api)
@@ -84,7 +84,7 @@ extension Hub {
         }
         guard !stored.isEmpty else { return json(403, ["error": "no recipient could take the message", "results": results]) }
         try store.recordSend(by: me.id, now: t)
-        for m in stored where await sockets.send(HubEvent.new(try store.api(m)), to: m.recipientID) > 0 {
+        for m in stored where await sockets.send(WireFrame.new(try store.api(m)).text, to: m.recipientID) > 0 {
             try await delivered(try store.markDelivered([m.id], now: t))
         }
         return json(201, ["results": results])
@@ -93,7 +93,7 @@ extension Hub {
     /// Tells senders their messages reached a recipient's device.
     func delivered(_ messages: [HubStore.Message]) async throws {
         for m in messages {
-            await sockets.send(HubEvent.json(["type": "message.delivered", "messageID": m.id, "recipientID": m.recipientID]), to: m.senderID)
+            await sockets.send(WireFrame.delivered(messageID: m.id, recipientID: m.recipientID).text, to: m.senderID)
         }
     }
 

@@ -25,22 +25,14 @@ actor SocketRegistry {
     func count() -> Int { sockets.values.reduce(0) { $0 + $1.count } }
 }
 
-/// Server → client events, as JSON text.
+/// Server → client events, as JSON text: `WireFrame`s, the definition a board reads with.
 enum HubEvent {
+    static func error(_ code: String, _ message: String) -> String { WireFrame.error(code: code, message: message).text }
+
+    /// A JSON object of the REST answers (not a frame).
     static func json(_ object: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
-    }
-
-    static func error(_ code: String, _ message: String) -> String { json(["type": "error", "code": code, "message": message]) }
-
-    /// `message.new` with the seed's flat fields and the whole message under `message`.
-    static func new(_ m: APIMessage) -> String {
-        let message = (try? JSONSerialization.jsonObject(with: JSONEncoder().encode(m))) ?? [:]
-        var fields: [String: Any] = ["type": "message.new", "messageID": m.id, "senderID": m.senderID,
-                                     "content": m.content, "timestamp": m.timestamp, "message": message]
-        if let u = m.unlockAt { fields["unlockAt"] = u }
-        return json(fields)
     }
 }
 
@@ -55,29 +47,31 @@ extension Hub {
         }
         let first = try await frames.nextMessage(maxSize: maxFrame)
         deadline.cancel()
-        guard case .text(let text) = first, let fields = Self.object(text), fields["type"] as? String == "authenticate",
-              let token = fields["token"] as? String, let user = try store.user(token: token) else {
+        guard case .text(let text) = first, case .authenticate(let token)? = Self.frame(text), let user = try store.user(token: token) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
         }
         let id = UUID()
         await sockets.add(user.id, id, outbound)
         defer { Task { await sockets.remove(user.id, id) } }
-        try await outbound.write(.text(HubEvent.json(["type": "authenticated", "user": ["id": user.id, "username": user.username]])))
+        try await outbound.write(.text(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text))
         logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
         while let message = try await frames.nextMessage(maxSize: maxFrame) {
-            guard case .text(let text) = message, let fields = Self.object(text), let type = fields["type"] as? String else {
-                try await outbound.write(.text(HubEvent.error("bad_frame", "expected a JSON object with a \"type\"")))
+            guard case .text(let text) = message else {
+                try await outbound.write(.text(HubEvent.error("bad_frame", "expected JSON text, not a binary frame")))
                 continue
             }
-            switch type {
-            case "ping":
-                try await outbound.write(.text(HubEvent.json(["type": "pong"])))
-            case "message.displayed":
-                guard let messageID = fields["messageID"] as? String else {
-                    try await outbound.write(.text(HubEvent.error("bad_frame", "message.displayed needs \"messageID\"")))
-                    continue
-                }
+            let frame: WireFrame
+            do {
+                frame = try Self.checkedFrame(text)
+            } catch {
+                try await outbound.write(.text(HubEvent.error("bad_frame", Self.problem(error))))
+                continue
+            }
+            switch frame {
+            case .ping:
+                try await outbound.write(.text(WireFrame.pong.text))
+            case .displayed(let messageID, _):
                 let t = now()
                 guard let m = try store.message(messageID, now: t), m.recipientID == user.id else {
                     try await outbound.write(.text(HubEvent.error("not_found", "no message \(messageID) to you")))
@@ -86,16 +80,30 @@ extension Hub {
                 // Shown before the POST that sent it marked it delivered: the sender still hears "delivered", once.
                 try await delivered(try store.markDelivered([m.id], now: t))
                 _ = try store.markDisplayed(m.id, by: user.id, now: t)
-                await sockets.send(HubEvent.json(["type": "message.displayed", "messageID": m.id, "recipientID": user.id]), to: m.senderID)
+                await sockets.send(WireFrame.displayed(messageID: m.id, recipientID: user.id).text, to: m.senderID)
             default:
-                try await outbound.write(.text(HubEvent.error("bad_frame", "unknown type '\(type.prefix(40))'")))
+                try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
             }
         }
     }
 
-    /// A frame's JSON object, or nil when its text is not strict JSON within `frameLimits`.
-    public static func object(_ text: String) -> [String: Any]? {
-        guard (try? StrictJSON.check(Array(text.utf8), limits: frameLimits)) != nil else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+    /// A client's frame: strict JSON within `frameLimits`, then a `WireFrame`.
+    static func checkedFrame(_ text: String) throws -> WireFrame {
+        try StrictJSON.check(Array(text.utf8), limits: frameLimits)
+        return try WireFrame.decode(text)
+    }
+
+    /// A client's frame, or nil when it is not one.
+    public static func frame(_ text: String) -> WireFrame? { try? checkedFrame(text) }
+
+    /// Why a client's frame was refused, in words for the `error` event.
+    static func problem(_ error: any Error) -> String {
+        switch error {
+        case let e as WireFrame.UnknownType: "unknown type '\(e.type.prefix(40))'"
+        case let e as WireFrame.Invalid:
+            if case .keyNotFound(let key, _)? = e.cause as? DecodingError { "\(e.type) needs \"\(key.stringValue)\"" } else { "\(e.type): a field has the wrong type" }
+        case DecodingError.keyNotFound(let key, _) where key.stringValue == "type": "expected a JSON object with a \"type\""
+        default: "expected a JSON object with a \"type\""
+        }
     }
 }

@@ -20,41 +20,37 @@ public enum APIFrame: Equatable, Sendable {
     /// What one frame may hold (the client's frame size limits its bytes first).
     public static let limits = JSONLimits(maxBytes: 1 << 20, maxDepth: 8)
 
+    /// Reads a frame as `WireFrame` (the definition flaphub writes with) and keeps what a
+    /// board acts on; every way it can be wrong is a `Problem` that says which.
     public static func decode(_ text: String) -> Result<APIFrame, Problem> {
-        let data = Data(text.utf8)
-        do throws(JSONInputError) { try StrictJSON.check(Array(data), limits: limits) } catch {
+        do throws(JSONInputError) { try StrictJSON.check(Array(text.utf8), limits: limits) } catch {
             return .failure(Problem(description: "not a JSON object: \(preview(text)) (\(error))"))
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data), let fields = object as? [String: Any] else {
+        let frame: WireFrame
+        do {
+            frame = try WireFrame.decode(text)
+        } catch let unknown as WireFrame.UnknownType {
+            return .failure(Problem(description: "unknown type '\(preview(unknown.type))'"))
+        } catch let invalid as WireFrame.Invalid {
+            if case .keyNotFound(let key, let c) = invalid.cause as? DecodingError, c.codingPath.isEmpty {
+                return .failure(Problem(description: "\(invalid.type) without \"\(key.stringValue)\""))
+            }
+            let field = (invalid.cause as? DecodingError).flatMap(\.context?.codingPath.first?.stringValue) ?? "frame"
+            return .failure(Problem(description: "\(invalid.type) without a valid \(field): \(reason(invalid.cause))"))
+        } catch DecodingError.keyNotFound(let key, let c) where c.codingPath.isEmpty && key.stringValue == "type" {
+            return .failure(Problem(description: "no \"type\" field: \(preview(text))"))
+        } catch {
             return .failure(Problem(description: "not a JSON object: \(preview(text))"))
         }
-        guard let type = fields["type"] as? String else {
-            return .failure(Problem(description: "no \"type\" field: \(preview(text))"))
-        }
-        switch type {
-        case "authenticated": return .success(.authenticated)
-        case "pong": return .success(.pong)
-        case "message.new":
-            do {
-                return .success(.new(try JSONDecoder().decode(NewMessage.self, from: data).message))
-            } catch {
-                return .failure(Problem(description: "message.new without a valid message: \(reason(error))"))
-            }
-        case "message.deleted":
-            guard let id = fields["messageID"] as? String else {
-                return .failure(Problem(description: "message.deleted without \"messageID\""))
-            }
-            return .success(.deleted(messageID: id))
-        case "message.delivered", "message.displayed", "friend.request", "friend.accepted":
-            return .success(.ignored(type: type))
-        case "error":
-            return .success(.error(code: "\(fields["code"] ?? "?")", message: "\(fields["message"] ?? "")"))
-        default:
-            return .failure(Problem(description: "unknown type '\(preview(type))'"))
+        switch frame {
+        case .authenticated: return .success(.authenticated)
+        case .pong: return .success(.pong)
+        case .new(let m): return .success(.new(m))
+        case .deleted(let id): return .success(.deleted(messageID: id))
+        case .error(let code, let message): return .success(.error(code: code, message: message))
+        case .displayed, .delivered, .friendRequest, .friendAccepted, .authenticate, .ping: return .success(.ignored(type: frame.type))
         }
     }
-
-    private struct NewMessage: Decodable { let message: APIMessage }
 
     /// What a decoding error says, without the noise.
     static func reason(_ error: any Error) -> String {
@@ -75,11 +71,18 @@ public enum APIFrame: Equatable, Sendable {
     }
 }
 
+extension DecodingError {
+    var context: Context? {
+        switch self {
+        case .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): c
+        @unknown default: nil
+        }
+    }
+}
+
 /// Frames the board sends.
 enum OutgoingFrame {
-    static func authenticate(token: String) -> String { json(["type": "authenticate", "token": token]) }
-    static let ping = #"{"type":"ping"}"#
-    static func displayed(_ id: String) -> String { json(["type": "message.displayed", "messageID": id]) }
-
-    private static func json(_ fields: [String: String]) -> String { SortedJSON.string(fields) }
+    static func authenticate(token: String) -> String { WireFrame.authenticate(token: token).text }
+    static let ping = WireFrame.ping.text
+    static func displayed(_ id: String) -> String { WireFrame.displayed(messageID: id).text }
 }

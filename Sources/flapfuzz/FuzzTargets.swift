@@ -27,7 +27,7 @@ enum FuzzTargets {
             guard let object = try? SendRequest.object(bytes) else { return }
             _ = try? SendRequest.read(object, now: 1_800_000_000, ttl: 172_800)
         },
-        "hub-frame": { bytes in _ = Hub.object(String(decoding: bytes, as: UTF8.self)) },
+        "hub-frame": { bytes in _ = Hub.frame(String(decoding: bytes, as: UTF8.self)) },
         // What modules send back: the splitflap display's frames and flapbus controllers'
         // replies, as raw bytes and framed with a valid CRC (so the fuzzer reaches the fields).
         "splitflap": { bytes in

@@ -1,0 +1,146 @@
+import Foundation
+
+/// A WebSocket frame of the message API, either way, as one Codable definition: flaphub writes
+/// what a board (`flapd`) reads and reads what a board writes. On the wire each frame is one
+/// JSON object whose `"type"` names it; `messageID` and the other keys are spelt as the seed's
+/// API spells them.
+public enum WireFrame: Codable, Equatable, Sendable {
+    // What a client sends.
+    /// The first frame of a connection.
+    case authenticate(token: String)
+    case ping
+    /// From a board: the message is on the wall. From the hub to its sender, with who shows it.
+    case displayed(messageID: String, recipientID: String? = nil)
+
+    // What the hub sends.
+    case authenticated(user: User)
+    case pong
+    /// A new message, with the seed's flat fields beside the whole message (which is what is read).
+    case new(APIMessage)
+    case deleted(messageID: String)
+    /// To a sender: the message reached a device of its recipient.
+    case delivered(messageID: String, recipientID: String)
+    case friendRequest(requestID: String, fromUser: User)
+    case friendAccepted(friendID: String)
+    case error(code: String, message: String)
+
+    /// A user as frames name one.
+    public struct User: Codable, Equatable, Sendable {
+        public var id: String
+        public var username: String
+        public init(id: String, username: String) { self.id = id; self.username = username }
+    }
+
+    /// The `"type"` of each frame.
+    public var type: String {
+        switch self {
+        case .authenticate: "authenticate"
+        case .ping: "ping"
+        case .displayed: "message.displayed"
+        case .authenticated: "authenticated"
+        case .pong: "pong"
+        case .new: "message.new"
+        case .deleted: "message.deleted"
+        case .delivered: "message.delivered"
+        case .friendRequest: "friend.request"
+        case .friendAccepted: "friend.accepted"
+        case .error: "error"
+        }
+    }
+
+    /// A frame whose `"type"` no frame has.
+    public struct UnknownType: Error, Equatable {
+        public let type: String
+        public init(type: String) { self.type = type }
+    }
+
+    /// A frame of a known type whose other fields do not read: the type, and why.
+    public struct Invalid: Error {
+        public let type: String
+        public let cause: any Error
+    }
+
+    private enum Key: String, CodingKey {
+        case type, token, messageID, recipientID, user, message, requestID, fromUser, friendID, code
+        case senderID, content, timestamp, unlockAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        let type = try c.decode(String.self, forKey: .type)
+        do {
+            switch type {
+            case "authenticate": self = .authenticate(token: try c.decode(String.self, forKey: .token))
+            case "ping": self = .ping
+            case "message.displayed":
+                self = .displayed(messageID: try c.decode(String.self, forKey: .messageID),
+                                  recipientID: try c.decodeIfPresent(String.self, forKey: .recipientID))
+            case "authenticated":
+                // A board needs no more than the type; the user is for people's apps.
+                self = .authenticated(user: (try? c.decodeIfPresent(User.self, forKey: .user)) ?? User(id: "", username: ""))
+            case "pong": self = .pong
+            case "message.new": self = .new(try c.decode(APIMessage.self, forKey: .message))
+            case "message.deleted": self = .deleted(messageID: try c.decode(String.self, forKey: .messageID))
+            case "message.delivered":
+                self = .delivered(messageID: try c.decode(String.self, forKey: .messageID),
+                                  recipientID: try c.decodeIfPresent(String.self, forKey: .recipientID) ?? "")
+            case "friend.request":
+                self = .friendRequest(requestID: try c.decode(String.self, forKey: .requestID),
+                                      fromUser: try c.decode(User.self, forKey: .fromUser))
+            case "friend.accepted": self = .friendAccepted(friendID: try c.decode(String.self, forKey: .friendID))
+            case "error":
+                self = .error(code: (try? c.decode(String.self, forKey: .code)) ?? "?",
+                              message: (try? c.decode(String.self, forKey: .message)) ?? "")
+            default: throw UnknownType(type: type)
+            }
+        } catch let error as UnknownType {
+            throw error
+        } catch {
+            throw Invalid(type: type, cause: error)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(type, forKey: .type)
+        switch self {
+        case .authenticate(let token): try c.encode(token, forKey: .token)
+        case .ping, .pong: break
+        case .displayed(let id, let recipient):
+            try c.encode(id, forKey: .messageID)
+            try c.encodeIfPresent(recipient, forKey: .recipientID)
+        case .authenticated(let user): try c.encode(user, forKey: .user)
+        case .new(let m):
+            try c.encode(m.id, forKey: .messageID)
+            try c.encode(m.senderID, forKey: .senderID)
+            try c.encode(m.content, forKey: .content)
+            try c.encode(m.timestamp, forKey: .timestamp)
+            try c.encodeIfPresent(m.unlockAt, forKey: .unlockAt)
+            try c.encode(m, forKey: .message)
+        case .deleted(let id): try c.encode(id, forKey: .messageID)
+        case .delivered(let id, let recipient):
+            try c.encode(id, forKey: .messageID)
+            try c.encode(recipient, forKey: .recipientID)
+        case .friendRequest(let id, let from):
+            try c.encode(id, forKey: .requestID)
+            try c.encode(from, forKey: .fromUser)
+        case .friendAccepted(let id): try c.encode(id, forKey: .friendID)
+        case .error(let code, let message):
+            try c.encode(code, forKey: .code)
+            try c.encode(message, forKey: .message)
+        }
+    }
+
+    /// The frame's JSON text, keys sorted.
+    public var text: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Every field is a string, a number or a message: encoding cannot fail.
+        return String(decoding: (try? encoder.encode(self)) ?? Data(#"{"type":"error"}"#.utf8), as: UTF8.self)
+    }
+
+    /// Reads a frame's JSON text (the caller has checked it as strict JSON within its limits).
+    public static func decode(_ text: String) throws -> WireFrame {
+        try JSONDecoder().decode(WireFrame.self, from: Data(text.utf8))
+    }
+}
