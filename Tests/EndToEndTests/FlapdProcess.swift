@@ -143,6 +143,16 @@ final class FlapdProcess: @unchecked Sendable {
     /// bound of 15 minutes against a hang, never a measure of speed.
     func waitForSlowExit() async -> Int32 { await offPool { $0.blockingWaitForExit(within: 900) } }
 
+    /// For the slowest (a first release build of the wall's binary on a fresh clone): a bound
+    /// against a hang of `seconds`.
+    func waitForExit(within seconds: Double) async -> Int32 { await offPool { $0.blockingWaitForExit(within: seconds) } }
+
+    /// `waitUntil` with a bound of `seconds` against a hang (a guest under emulation).
+    @discardableResult
+    func waitUntil(within seconds: Double, _ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
+        await offPool { $0.blockingWaitUntil(within: seconds, condition) }
+    }
+
     func apiPort() async -> Int? { await offPool { $0.blockingAPIPort() } }
 
     private func offPool<T: Sendable>(_ body: @escaping @Sendable (FlapdProcess) -> T) async -> T {

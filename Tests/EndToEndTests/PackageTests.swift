@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+/// Issue 14, items 2 and 4: flapd's Debian package (`packaging/build-deb`, the wall's release
+/// build) — what lintian says of it, and what it does under a real systemd: a Debian guest booted
+/// with systemd as init (`hardware/sim/build-systemd-guest`) installs it with dpkg and is put
+/// through a reload, a kill, a stop of the watchdog, a stop mid-transition, a reinstall, a remove,
+/// a purge and a power cut (`hardware/sim/systemd-check` reports; this test judges).
+@Suite(.serialized, .enabled(if: QEMUGuest.hostIsX86_64, "the guest runs the host's own x86_64 package"))
+struct PackageTests {
+    /// The package of this tree, built once per test run (a first release build of flapd takes
+    /// many minutes on a fresh clone; later runs reuse `.build-wall`).
+    static let package = Task<String, any Error> {
+        let out = try scratchDirectory("flap-deb")
+        let build = try FlapdProcess([QEMUGuest.repository.path + "/packaging/build-deb", "--out", out], executable: "/bin/bash")
+        guard await build.waitForExit(within: 3600) == 0 else { throw HarnessError("build-deb failed: \(build.stderr.suffix(3000))") }
+        return try #require(build.stdout.split(separator: "\n").last.map(String.init))
+    }
+
+    func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let process = try FlapdProcess(Array(arguments.dropFirst()), executable: arguments[0])
+        let status = await process.waitForSlowExit()
+        return (status, process.stdout + process.stderr)
+    }
+
+    @Test func thePackageHoldsWhatItShouldAndLintianFindsNoError() async throws {
+        let deb = try await Self.package.value
+        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error", deb])
+        #expect(lintian.status == 0, "\(lintian.output)")
+        #expect(!lintian.output.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(lintian.output)")
+        let depends = try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
+        for library in ["libgpiod2", "libserialport0", "libasound2", "libc6", "systemd"] {
+            #expect(depends.contains(library), "Depends: \(depends)")
+        }
+        let files = try await run(["/usr/bin/dpkg-deb", "-c", deb]).output
+        for path in ["./usr/bin/flapd", "./lib/systemd/system/flapd.service", "./usr/lib/sysusers.d/flapd.conf",
+                     "./etc/flapd/flapd.yaml", "./usr/share/doc/flapd/copyright", "./usr/share/doc/flapd/README.md.gz"] {
+            #expect(files.contains(path), "\(path) in \(files)")
+        }
+        let control = try scratchDirectory("flap-deb-control")
+        defer { try? FileManager.default.removeItem(atPath: control) }
+        _ = try await run(["/usr/bin/dpkg-deb", "-e", deb, control])
+        #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8) == "/etc/flapd/flapd.yaml\n")
+    }
+
+    /// Boots the guest under emulation (KVM here is nested and refuses the host's CPU model):
+    /// its console to a file, its second serial port (the check's output) to stdout.
+    func boot(_ dir: String, console: String) throws -> FlapdProcess {
+        try FlapdProcess([
+            "-accel", "tcg", "-cpu", "max", "-m", "1536", "-smp", "2", "-display", "none", "-no-reboot", "-monitor", "none", "-nic", "none",
+            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.img",
+            "-append", "root=/dev/vda rw console=ttyS0 panic=-1",
+            "-drive", "file=\(dir)/root.img,if=virtio,format=raw",
+            "-serial", "file:\(console)", "-serial", "stdio",
+        ], executable: "/usr/bin/qemu-system-x86_64")
+    }
+
+    /// `key=value` lines as a dictionary (a key said twice: the last). The serial port ends its
+    /// lines with CR LF, one Character in Swift: split on every newline.
+    func values(_ output: String) -> [String: String] {
+        var values: [String: String] = [:]
+        for line in output.split(whereSeparator: \.isNewline) {
+            let line = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let eq = line.firstIndex(of: "="), !line.hasPrefix(" ") else { continue }
+            values[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        return values
+    }
+
+    @Test func underARealSystemdThePackageRunsReloadsRecoversAndComesBackAfterAPowerCut() async throws {
+        let deb = try await Self.package.value
+        let dir = try scratchDirectory("flap-systemd-guest")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let build = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-systemd-guest", dir, deb,
+                                      QEMUGuest.repository.path + "/hardware/sim/systemd-check"], executable: "/bin/bash")
+        try #require(await build.waitForSlowExit() == 0, "build-systemd-guest failed: \(build.stderr.suffix(3000))")
+
+        // Boot 1: everything up to the power cut, which is QEMU killed.
+        let first = try boot(dir, console: dir + "/console-1.log")
+        let cut = await first.waitUntil(within: 1200) { out, _ in out.contains("power-cut=now") || out.contains("check=done") }
+        kill(first.pid, SIGKILL)
+        _ = await first.waitForExit()
+        let console1 = (try? String(contentsOfFile: dir + "/console-1.log", encoding: .utf8)) ?? ""
+        try #require(cut && first.stdout.contains("power-cut=now"), "\(first.stdout)\n--- console:\n\(console1.suffix(4000))")
+        let one = values(first.stdout)
+
+        #expect(one["install-rc"] == "0")
+        #expect(one["active"] == "active", "Type=notify: active only once flapd sent READY=1")
+        #expect(one["ready-status"] == "wall shows a blank board")
+        #expect(one["user"] == "flapd")
+        #expect(one["config"] == "root:flapd:640")
+        #expect(one["post"] == "201")
+        #expect(one["post-status"] == #"wall shows "HELLO""#)
+        #expect(one["reload-good-rc"] == "0")
+        #expect(one["reload-bad-rc"] != "0" && one["reload-bad-rc"] != nil, "a refused config fails the reload")
+        #expect(one["reload-bad-active"] == "active")
+        #expect(Int(one["kill-restarts"] ?? "") ?? 0 >= 1)
+        #expect(one["kill-status"] == #"wall shows "HELLO""#, "restarted after SIGKILL with the board restored")
+        #expect(Int(one["stop-restarts"] ?? "") ?? 0 >= 1)
+        #expect(Int(one["watchdog-result"] ?? "") ?? 0 >= 1, "restarted by the watchdog")
+        #expect(one["long-post"] == "201")
+        #expect(one["stop-result"] == "success", "a stop mid-transition ends clean")
+        let stopped = one["stop-status"] ?? ""
+        #expect(stopped.hasPrefix(#"stopped: wall part-way to "ZZZZZZ" (shows "#) || stopped == #"stopped: wall shows "ZZZZZZ""#, "\(stopped)")
+        #expect(one["restart-status"] == #"wall shows "ZZZZZZ""#)
+        #expect(one["reinstall-rc"] == "0")
+        #expect(one["config-kept"] == "1", "an edited /etc/flapd/flapd.yaml survives a reinstall")
+        #expect(one["remove-rc"] == "0")
+        #expect(one["after-remove"] == "config:yes state:yes unit:inactive")
+        #expect(one["purge-rc"] == "0")
+        #expect(one["after-purge"] == "config:no state:no")
+        #expect(one["cut-post"] == "201")
+        #expect(one["cut-status"] == #"wall shows "POWER CUT""#)
+
+        // Boot 2: after the power cut, the board is back.
+        let second = try boot(dir, console: dir + "/console-2.log")
+        let done = await second.waitUntil(within: 1200) { out, _ in out.contains("check=done") }
+        _ = await second.waitForSlowExit()
+        let console2 = (try? String(contentsOfFile: dir + "/console-2.log", encoding: .utf8)) ?? ""
+        try #require(done, "\(second.stdout)\n--- console:\n\(console2.suffix(4000))")
+        let two = values(second.stdout)
+        #expect(two["boot2-active"] == "active")
+        #expect(two["boot2-status"] == #"wall shows "POWER CUT""#, "\(second.stdout)")
+    }
+}
