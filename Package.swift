@@ -1,6 +1,16 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// Swift 6.2's package manager cannot resolve Hummingbird 2.28 (`product 'Configuration' required
+// by package 'hummingbird' target 'HummingbirdTLS' not found`, a package-trait bug of 6.2.x). With
+// a 6.2 toolchain — Debian's swiftlang, which builds flapd for the Pi (packaging/build-arm64) —
+// the graph is flapd and the wall's tools alone: no flaphub, no hub-backed fuzz targets or tests.
+#if compiler(>=6.3)
+let withHub = true
+#else
+let withHub = false
+#endif
+
 let package = Package(
     name: "flapboard",
     platforms: [.macOS(.v15)],
@@ -170,3 +180,13 @@ let package = Package(
             ]),
     ]
 )
+
+if !withHub {
+    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests"]
+    package.products.removeAll { hub.contains($0.name) }
+    package.targets.removeAll { hub.contains($0.name) }
+    package.dependencies.removeAll { dependency in
+        guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
+        return ["hummingbird", "hummingbird-websocket", "swift-crypto"].contains { location.hasSuffix("/" + $0) }
+    }
+}

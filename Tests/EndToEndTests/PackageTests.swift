@@ -44,14 +44,19 @@ struct PackageTests {
     }
 
     /// Boots the guest under emulation (KVM here is nested and refuses the host's CPU model):
-    /// its console to a file, its second serial port (the check's output) to stdout.
-    func boot(_ dir: String, console: String) throws -> FlapdProcess {
-        try FlapdProcess([
-            "-accel", "tcg", "-cpu", "max", "-m", "1536", "-smp", "2", "-display", "none", "-no-reboot", "-monitor", "none", "-nic", "none",
-            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.img",
-            "-append", "root=/dev/vda rw console=ttyS0 panic=-1",
-            "-drive", "file=\(dir)/root.img,if=virtio,format=raw",
-            "-serial", "file:\(console)", "-serial", "stdio",
+    /// its console to a file, its second serial port (the check's output) to stdout — amd64's
+    /// ttyS1; the arm64 `virt` machine has one UART, so there a virtio console.
+    func boot(_ dir: String, arch: String, console: String) throws -> FlapdProcess {
+        let disk = ["-drive", "file=\(dir)/root.img,if=virtio,format=raw", "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.img",
+                    "-m", "1536", "-smp", "2", "-display", "none", "-no-reboot", "-monitor", "none", "-nic", "none"]
+        if arch == "arm64" {
+            return try FlapdProcess(["-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg"] + disk + [
+                "-append", "root=/dev/vda rw console=ttyAMA0 panic=-1", "-serial", "file:\(console)",
+                "-device", "virtio-serial-device", "-chardev", "stdio,id=check", "-device", "virtconsole,chardev=check",
+            ], executable: "/usr/bin/qemu-system-aarch64")
+        }
+        return try FlapdProcess(["-accel", "tcg", "-cpu", "max"] + disk + [
+            "-append", "root=/dev/vda rw console=ttyS0 panic=-1", "-serial", "file:\(console)", "-serial", "stdio",
         ], executable: "/usr/bin/qemu-system-x86_64")
     }
 
@@ -67,23 +72,32 @@ struct PackageTests {
         return values
     }
 
-    @Test func underARealSystemdThePackageRunsReloadsRecoversAndComesBackAfterAPowerCut() async throws {
-        let deb = try await Self.package.value
-        let dir = try scratchDirectory("flap-systemd-guest")
+    /// What `hardware/sim/systemd-check` said on the two boots of a guest of `arch` that
+    /// installed `deb`: up to the power cut (QEMU killed), and after it.
+    func guestRun(arch: String, deb: String) async throws -> (one: [String: String], two: [String: String]) {
+        let dir = try scratchDirectory("flap-systemd-guest-\(arch)")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let build = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-systemd-guest", dir, deb,
+        let build = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-systemd-guest", "--arch", arch, dir, deb,
                                       QEMUGuest.repository.path + "/hardware/sim/systemd-check"], executable: "/bin/bash")
-        try #require(await build.waitForSlowExit() == 0, "build-systemd-guest failed: \(build.stderr.suffix(3000))")
+        try #require(await build.waitForExit(within: 2400) == 0, "build-systemd-guest failed: \(build.stderr.suffix(3000))")
 
-        // Boot 1: everything up to the power cut, which is QEMU killed.
-        let first = try boot(dir, console: dir + "/console-1.log")
-        let cut = await first.waitUntil(within: 1200) { out, _ in out.contains("power-cut=now") || out.contains("check=done") }
+        let first = try boot(dir, arch: arch, console: dir + "/console-1.log")
+        let cut = await first.waitUntil(within: 2400) { out, _ in out.contains("power-cut=now") || out.contains("check=done") }
         kill(first.pid, SIGKILL)
         _ = await first.waitForExit()
         let console1 = (try? String(contentsOfFile: dir + "/console-1.log", encoding: .utf8)) ?? ""
         try #require(cut && first.stdout.contains("power-cut=now"), "\(first.stdout)\n--- console:\n\(console1.suffix(4000))")
-        let one = values(first.stdout)
 
+        let second = try boot(dir, arch: arch, console: dir + "/console-2.log")
+        let done = await second.waitUntil(within: 1200) { out, _ in out.contains("check=done") }
+        _ = await second.waitForSlowExit()
+        let console2 = (try? String(contentsOfFile: dir + "/console-2.log", encoding: .utf8)) ?? ""
+        try #require(done, "\(second.stdout)\n--- console:\n\(console2.suffix(4000))")
+        return (values(first.stdout), values(second.stdout))
+    }
+
+    /// What a user expects of the package under systemd, as the check reported it.
+    func expectTheServiceBehaves(_ one: [String: String], _ two: [String: String]) {
         #expect(one["install-rc"] == "0")
         #expect(one["active"] == "active", "Type=notify: active only once flapd sent READY=1")
         #expect(one["ready-status"] == "wall shows a blank board")
@@ -111,15 +125,28 @@ struct PackageTests {
         #expect(one["after-purge"] == "config:no state:no")
         #expect(one["cut-post"] == "201")
         #expect(one["cut-status"] == #"wall shows "POWER CUT""#)
-
-        // Boot 2: after the power cut, the board is back.
-        let second = try boot(dir, console: dir + "/console-2.log")
-        let done = await second.waitUntil(within: 1200) { out, _ in out.contains("check=done") }
-        _ = await second.waitForSlowExit()
-        let console2 = (try? String(contentsOfFile: dir + "/console-2.log", encoding: .utf8)) ?? ""
-        try #require(done, "\(second.stdout)\n--- console:\n\(console2.suffix(4000))")
-        let two = values(second.stdout)
         #expect(two["boot2-active"] == "active")
-        #expect(two["boot2-status"] == #"wall shows "POWER CUT""#, "\(second.stdout)")
+        #expect(two["boot2-status"] == #"wall shows "POWER CUT""#, "after the power cut")
+    }
+
+    @Test func underARealSystemdThePackageRunsReloadsRecoversAndComesBackAfterAPowerCut() async throws {
+        let (one, two) = try await guestRun(arch: "amd64", deb: try await Self.package.value)
+        expectTheServiceBehaves(one, two)
+    }
+
+    /// The arm64 package, made from the aarch64 build, in Debian trixie's arm64 kernel and
+    /// systemd under `qemu-system-aarch64`.
+    @Test(.enabled(if: Arm64Build.binary != nil, "no aarch64 build here: `sudo packaging/build-arm64` makes one"))
+    func theArm64PackageUnderSystemdOnAnArm64Kernel() async throws {
+        let out = try scratchDirectory("flap-deb-arm64")
+        let build = try FlapdProcess([QEMUGuest.repository.path + "/packaging/build-deb", "--arch", "arm64", "--out", out], executable: "/bin/bash")
+        try #require(await build.waitForSlowExit() == 0, "build-deb --arch arm64 failed: \(build.stderr.suffix(3000))")
+        let deb = try #require(build.stdout.split(separator: "\n").last.map(String.init))
+        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error", deb])
+        #expect(lintian.status == 0, "\(lintian.output)")
+        let depends = try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
+        #expect(depends.contains("libgpiod3") && depends.contains("libasound2t64") && depends.contains("libc6 (>= 2.38)"), "trixie's names: \(depends)")
+        let (one, two) = try await guestRun(arch: "arm64", deb: deb)
+        expectTheServiceBehaves(one, two)
     }
 }
