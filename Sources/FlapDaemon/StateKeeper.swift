@@ -65,24 +65,27 @@ final class StateKeeper: FlipObserver {
         done.signal()
     }
 
-    /// Writes the state if it changed since the last write (one writer at a time).
+    /// Writes the state if it changed since the last write (one writer at a time), then has the
+    /// outputs write their journals — outside the lock, as every call out is.
     private func save() {
         guard let wall = wall.withLock({ $0 }) else { return }
-        progress.withLock { p in
+        let wrote: Bool = progress.withLock { p in
             let snapshot = Self.snapshot(wall)
-            guard snapshot != p.last else { return }
+            guard snapshot != p.last else { return false }
             do {
                 try store.save(snapshot)
                 journal?.flush()
-                flush()
                 p.last = snapshot
                 if p.failing { logger.notice("board state saved again", metadata: ["dir": "\(store.directory)"]) }
                 p.failing = false
+                return true
             } catch {
                 if !p.failing { logger.error("board state not saved, the previous state is kept: \(error)") }
                 p.failing = true
+                return false
             }
         }
+        if wrote { flush() }
     }
 
     static func snapshot(_ wall: Wall) -> [StateStore.BoardState] {
