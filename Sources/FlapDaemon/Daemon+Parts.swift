@@ -163,8 +163,3 @@ struct ReloadOnHangup: Service {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { await reload() }
     }
 }
-
-/// Runs until SIGTERM or SIGINT, when there is no local API to serve.
-struct UntilShutdown: Service {
-    func run() async throws { try await gracefulShutdown() }
-}
