@@ -71,24 +71,58 @@ import Testing
         #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
 
-        for c in Self.cases {
-            #expect(console.contains("FLAPD-EXIT \(c.name) 0"), "\(qemu.stdout)")
-            guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN \(c.name) ") }), let end = console.firstIndex(of: "RECORD-END \(c.name)") else {
-                Issue.record("no recording of \(c.name): \(qemu.stdout)"); continue
-            }
-            let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
-            let states = Self.writes(console[(begin + 1)..<end], base: base, lines: c.lines)
-            let plan = try FlapdProcess(["plan", "--to", c.text, "--config", "\(dir)/\(c.name).yaml"])
-            #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
-            let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
-            let steps = (0..<2).map { col in c.stepsPerRevolution == 0 ? 0 : expectedSteps(planned.first { $0["col"] as? Int == col }, stepsPerRevolution: c.stepsPerRevolution) }
-            let firstMover = planned.min { ($0["start_ms"] as! Double) < ($1["start_ms"] as! Double) }!["col"] as! Int
-            switch c.name {
-            case "step_dir": checkStepDir(states, steps: steps, firstMover: firstMover)
-            case "unipolar": checkCoils(states.map { [Array($0[0..<4]), Array($0[4..<8])] }, steps: steps, sequence: Self.halfStep, firstMover: firstMover)
-            case "max7219": checkMAX7219(states)
-            default: checkCoils(Self.latched595(states), steps: steps, sequence: Self.fullStep, firstMover: firstMover)
-            }
+        for c in Self.cases { try await check(c, console: console, output: qemu.stdout, dir: dir) }
+    }
+
+    /// Issue 14: the aarch64 build (packaging/build-arm64) in Debian trixie's arm64 kernel under
+    /// `qemu-system-aarch64`, with gpio-sim built for that kernel by Debian's aarch64 cross gcc
+    /// (hardware/sim/arm64-kit), plays the STEP/DIR case, checked as the x86_64 guest's is. The
+    /// `virt` machine has a GPIO controller of its own, so the simulated chip is not gpiochip0:
+    /// the guest writes its name into the config.
+    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64 && Arm64Build.binary != nil && Arm64Build.sysroot != nil
+                                                 && FileManager.default.isExecutableFile(atPath: "/usr/bin/qemu-system-aarch64"),
+                                             "no aarch64 build here: `sudo packaging/build-arm64` makes one; qemu-system-arm boots it"))
+    func theAarch64BuildDrivesStepDirOnAnArm64KernelsGPIOSimulator() async throws {
+        let dir = try scratchDirectory("flap-gpio-arm64")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let machine = QEMUGuest.Machine.arm64(sysroot: Arm64Build.sysroot!)
+        let modules = try await QEMUGuest.gpioSimModules(into: dir, machine: machine)
+        let c = Self.cases[0]
+        try Self.config(c).write(toFile: "\(dir)/\(c.name).yaml", atomically: true, encoding: .utf8)
+        let guest = try await QEMUGuest(dir: dir, script: Self.setup + """
+            echo 1 > $T/events/gpio/gpio_value/enable
+            echo "ARCH $(uname -m) CHIP $chip"
+            sed "s/gpiochip0/$chip/" /\(c.name).yaml > /tmp/\(c.name).yaml
+            echo > $T/trace
+            /flapd demo --config /tmp/\(c.name).yaml --plain --no-sound --once "\(c.text)" 2>&1
+            echo "FLAPD-EXIT \(c.name) $?"
+            echo "RECORD-BEGIN \(c.name) base $base"; grep gpio_value $T/trace; echo "RECORD-END \(c.name)"
+            """, files: [Arm64Build.binary!, "\(dir)/\(c.name).yaml"] + modules, machine: machine)
+        let qemu = try guest.boot(cpus: 2)
+        #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
+        let console = qemu.stdout.components(separatedBy: .newlines).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(console.contains { $0.hasPrefix("ARCH aarch64 CHIP gpiochip") }, "\(qemu.stdout)")
+        try await check(c, console: console, output: qemu.stdout, dir: dir)
+    }
+
+    /// One case's recording on `console`, checked against `flapd plan` (this host's build).
+    func check(_ c: Case, console: [String], output: String, dir: String) async throws {
+        #expect(console.contains("FLAPD-EXIT \(c.name) 0"), "\(output)")
+        guard let begin = console.firstIndex(where: { $0.hasPrefix("RECORD-BEGIN \(c.name) ") }), let end = console.firstIndex(of: "RECORD-END \(c.name)") else {
+            Issue.record("no recording of \(c.name): \(output)"); return
+        }
+        let base = Int(console[begin].split(separator: " ").last ?? "") ?? 0
+        let states = Self.writes(console[(begin + 1)..<end], base: base, lines: c.lines)
+        let plan = try FlapdProcess(["plan", "--to", c.text, "--config", "\(dir)/\(c.name).yaml"])
+        #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
+        let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["modules"] as? [[String: Any]])
+        let steps = (0..<2).map { col in c.stepsPerRevolution == 0 ? 0 : expectedSteps(planned.first { $0["col"] as? Int == col }, stepsPerRevolution: c.stepsPerRevolution) }
+        let firstMover = planned.min { ($0["start_ms"] as! Double) < ($1["start_ms"] as! Double) }!["col"] as! Int
+        switch c.name {
+        case "step_dir": checkStepDir(states, steps: steps, firstMover: firstMover)
+        case "unipolar": checkCoils(states.map { [Array($0[0..<4]), Array($0[4..<8])] }, steps: steps, sequence: Self.halfStep, firstMover: firstMover)
+        case "max7219": checkMAX7219(states)
+        default: checkCoils(Self.latched595(states), steps: steps, sequence: Self.fullStep, firstMover: firstMover)
         }
     }
 
@@ -195,7 +229,7 @@ import Testing
     /// A 16-line gpio-sim chip (`$chip`, `$sim`), tracefs mounted: `$base` is the chip's first
     /// GPIO number in trace events, `$T` tracefs.
     static let setup = QEMUGuest.gpioSim(lines: 16) + """
-        base=$(cat /sys/class/gpio/gpiochip*/base)
+        base=$(for g in /sys/class/gpio/gpiochip*; do [ "$(cat $g/label)" != flapsim ] || cat $g/base; done)
         T=/sys/kernel/tracing
         mount -t tracefs none $T && echo 8192 > $T/buffer_size_kb
 

@@ -1,8 +1,16 @@
 import Foundation
 
-/// A QEMU guest of the hardware-in-the-loop tests: Debian's amd64 kernel and an initramfs
-/// holding the given files, whose script runs and powers off (`hardware/sim/build-guest`).
+/// A QEMU guest of the hardware-in-the-loop tests: Debian's amd64 kernel (or trixie's arm64 one,
+/// for the aarch64 build) and an initramfs holding the given files, whose script runs and powers
+/// off (`hardware/sim/build-guest`).
 struct QEMUGuest {
+    /// What the guest is: an x86_64 machine with the host's builds, or an aarch64 `virt` machine
+    /// with builds made against `sysroot` (packaging/build-arm64).
+    enum Machine: Equatable {
+        case amd64
+        case arm64(sysroot: String)
+    }
+
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The guest runs the host's own x86_64 builds, so the host must be x86_64 (these machines
@@ -22,8 +30,9 @@ struct QEMUGuest {
 
     /// Builds the kernel's gpio-sim (and configfs.ko) for the guest's kernel into `dir`
     /// (`hardware/sim/build-gpio-sim`, cached); the paths of the two modules.
-    static func gpioSimModules(into dir: String) async throws -> [String] {
-        let build = try FlapdProcess([repository.path + "/hardware/sim/build-gpio-sim", dir], executable: "/bin/bash")
+    static func gpioSimModules(into dir: String, machine: Machine = .amd64) async throws -> [String] {
+        let arch = machine == .amd64 ? [] : ["--arch", "arm64"]
+        let build = try FlapdProcess([repository.path + "/hardware/sim/build-gpio-sim"] + arch + [dir], executable: "/bin/bash")
         guard await build.waitForSlowExit() == 0 else { throw HarnessError("build-gpio-sim failed: \(build.stderr)") }
         return [dir + "/gpio-sim.ko", dir + "/configfs.ko"]
     }
@@ -34,7 +43,7 @@ struct QEMUGuest {
         """
         insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
         b=/sys/kernel/config/gpio-sim/board
-        mkdir $b $b/bank0 && echo \(lines) > $b/bank0/num_lines && echo 1 > $b/live
+        mkdir $b $b/bank0 && echo \(lines) > $b/bank0/num_lines && echo flapsim > $b/bank0/label && echo 1 > $b/live
         chip=$(cat $b/bank0/chip_name)
         sim=/sys/devices/platform/$(cat $b/dev_name)/$chip
 
@@ -42,21 +51,32 @@ struct QEMUGuest {
     }
 
     let dir: String
+    let machine: Machine
 
     /// Builds the guest in `dir`: `script` is run by its /bin/sh; `files` land in its /.
-    init(dir: String, script: String, files: [String]) async throws {
+    init(dir: String, script: String, files: [String], machine: Machine = .amd64) async throws {
         self.dir = dir
+        self.machine = machine
         try script.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
-        let build = try FlapdProcess([Self.repository.path + "/hardware/sim/build-guest", dir, dir + "/script"] + files, executable: "/bin/bash")
+        var arch: [String] = []
+        if case .arm64(let sysroot) = machine { arch = ["--arch", "arm64", "--sysroot", sysroot] }
+        let build = try FlapdProcess([Self.repository.path + "/hardware/sim/build-guest"] + arch + [dir, dir + "/script"] + files, executable: "/bin/bash")
         guard await build.waitForSlowExit() == 0 else { throw HarnessError("build-guest failed: \(build.stderr)") }
     }
 
     /// A guest already built in `dir` (by `hardware/sim/build-guest`).
-    init(built dir: String) { self.dir = dir }
+    init(built dir: String) { self.dir = dir; self.machine = .amd64 }
 
     /// Boots it; its console is stdout. `serial`: QEMU arguments for a second UART.
     func boot(memoryMB: Int = 1024, cpus: Int = 1, extra: [String] = []) throws -> FlapdProcess {
-        try FlapdProcess([
+        if machine != .amd64 {
+            return try FlapdProcess([
+                "-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
+                "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyAMA0 panic=-1 quiet",
+                "-serial", "stdio",
+            ] + extra, executable: "/usr/bin/qemu-system-aarch64")
+        }
+        return try FlapdProcess([
             "-accel", "tcg", "-cpu", "max", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
             "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet no_timer_check",
             "-serial", "stdio",
