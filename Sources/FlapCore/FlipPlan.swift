@@ -55,37 +55,47 @@ public struct FlipPlan: Sendable {
 /// Plans transitions: pure arithmetic from module states and a target to a `FlipPlan`.
 public enum Planner {
     /// Plans the change of a rows × cols board from `states` (row-major) to the drum indices of
-    /// `target` (row-major). A module starts at its cascade instant, or when it is ready if later.
+    /// `target` (row-major). A module starts when `style` lets it (the cascade instant, for the
+    /// classic style), or when it is ready if later; then the style's arrival, its cap on moving
+    /// modules and the board's power groups may move starts later, never earlier than ready.
     public static func plan(
         rows: Int, cols: Int, from states: [ModuleState], to target: [UInt8],
-        drum: Drum, timing: FlipTiming, motion: Motion
+        drum: Drum, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic
     ) -> FlipPlan {
         precondition(states.count == rows * cols && target.count == rows * cols, "plan: size mismatch")
         let n = drum.count
+        let ranks = style.ranks(count: rows * cols)
         var moves: [ModuleMove] = []
         moves.reserveCapacity(rows * cols)
         var i = 0
         for r in 0..<rows {
-            let rowOffset = Int64(r) * timing.rowStagger
             for c in 0..<cols {
                 let from = Int(states[i].position), to = Int(target[i])
                 let forward = (to - from + n) % n
                 if forward != 0 {
                     var flips = forward, direction: Int8 = 1
                     if motion == .shortest, n - forward < forward { flips = n - forward; direction = -1 }
-                    let cascade = rowOffset + Int64(c) * timing.columnStagger
+                    let offset = style.offset(row: r, col: c, rows: rows, cols: cols, rank: ranks.isEmpty ? 0 : ranks[i], timing: timing)
                     moves.append(ModuleMove(
                         row: Int32(r), col: Int32(c), from: UInt8(from), to: UInt8(to),
-                        flips: Int32(flips), direction: direction, start: max(cascade, states[i].readyAt)))
+                        flips: Int32(flips), direction: direction, start: max(offset, states[i].readyAt)))
                 }
                 i += 1
             }
         }
-        if !timing.powerGroups.isEmpty {
+        if style.arrival != .cascade, !moves.isEmpty {
+            // One landing instant: the first at which every module can have made its whole way.
+            var land = moves.map { states[Int($0.row) * cols + Int($0.col)].readyAt + Int64($0.flips) * timing.flip }.max()!
+            if case .at(let instant) = style.arrival { land = max(land, instant) }
+            for m in moves.indices { moves[m].start = land - Int64(moves[m].flips) * timing.flip }
+        }
+        var groups = timing.powerGroups
+        if let cap = style.maxMoving { groups.append(PowerGroup(rows: 0...max(0, rows - 1), cols: 0...max(0, cols - 1), maxMoving: max(1, cap))) }
+        if !groups.isEmpty {
             // A module finishing a flip counts until it ends (a moving one starts after that).
             var busy: [(row: Int, col: Int, until: Int64)] = []
             for (i, s) in states.enumerated() where s.readyAt > 0 { busy.append((i / cols, i % cols, s.readyAt)) }
-            moves = PowerBudget.apply(moves, groups: timing.powerGroups, flip: timing.flip, busy: busy)
+            moves = PowerBudget.apply(moves, groups: groups, flip: timing.flip, busy: busy)
         }
         return FlipPlan(rows: rows, cols: cols, drum: drum, timing: timing, moves: moves)
     }
@@ -93,12 +103,12 @@ public enum Planner {
     /// Plans from glyph frames; every glyph of both frames must be on the drum (a `GlyphMapper`
     /// guarantees that for what it produced). Nil when one is not.
     public static func plan(from current: Frame, to target: Frame, drum: Drum, timing: FlipTiming,
-                            motion: Motion) -> FlipPlan? {
+                            motion: Motion, style: TransitionStyle = .classic) -> FlipPlan? {
         guard current.rows == target.rows, current.cols == target.cols,
               let states = drum.indices(of: current), let goal = drum.indices(of: target) else { return nil }
         return plan(rows: current.rows, cols: current.cols,
                     from: states.map { ModuleState(position: $0) }, to: goal,
-                    drum: drum, timing: timing, motion: motion)
+                    drum: drum, timing: timing, motion: motion, style: style)
     }
 }
 
