@@ -118,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapDaemon", "FlapSound",
+                "FlapDaemon", "FlapSound", "FlapCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

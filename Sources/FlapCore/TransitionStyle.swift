@@ -115,7 +115,7 @@ extension TransitionStyle {
 /// The fields that choose a transition, as a Local API body, a message or a config gives them
 /// (all optional): Vestaboard's `strategy`, `step_size`, `step_interval_ms`; the app's
 /// `transition` and `speed`; and `arrival` (`cascade`, `together`) and `max_moving`.
-public struct TransitionFields: Hashable, Sendable, Decodable {
+public struct TransitionFields: Hashable, Sendable, Codable {
     public var strategy: String?
     public var stepSize: Int?
     public var stepIntervalMs: Int?

@@ -7,6 +7,8 @@ import FlapClock
 public struct FlapdConfig: Sendable {
     public var timing = FlipTiming()
     public var motion = Motion.forward
+    /// Every board's transition style, unless a board sets its own.
+    public var transition = TransitionStyle.classic
     public var realtime = RealtimeConfig()
     public var localAPI = LocalAPIConfig()
     public var sound = SoundConfig()
@@ -123,6 +125,8 @@ public struct BoardConfig: Sendable {
     public var gpio: GPIOBoardConfig?
     public var motion = Motion.forward
     public var timing = FlipTiming()
+    /// The style of its transitions when a message names none.
+    public var transition = TransitionStyle.classic
     public var layout = Layout()
     public var substitutes: [String: Glyph] = [:]
     public var fallback = Glyph.blank
@@ -130,8 +134,8 @@ public struct BoardConfig: Sendable {
     public init() {}
 
     /// Plans this board's change between two frames of its own mapper's glyphs.
-    public func plan(from: Frame, to: Frame) -> FlipPlan {
-        Planner.plan(from: from, to: to, drum: drum, timing: timing, motion: motion)!
+    public func plan(from: Frame, to: Frame, style: TransitionStyle? = nil) -> FlipPlan {
+        Planner.plan(from: from, to: to, drum: drum, timing: timing, motion: motion, style: style ?? transition)!
     }
 
     /// The mapper from message text to this board's drum.

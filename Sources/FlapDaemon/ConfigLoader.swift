@@ -83,6 +83,7 @@ public enum ConfigLoader {
         var config = FlapdConfig()
         config.timing = timing(root.child("timing"), default: FlipTiming())
         config.motion = root.choice("motion", default: Motion.forward)
+        config.transition = transition(root, default: .classic)
         let rt = root.child("realtime")
         config.realtime.priority = rt.int("priority", default: 0, in: 0...99)
         config.realtime.lockMemory = rt.bool("lock_memory", default: false)
@@ -195,6 +196,7 @@ public enum ConfigLoader {
         b.output = node.choice("output", default: OutputKind.virtual)
         b.motion = node.choice("motion", default: defaults.motion)
         b.timing = timing(node.child("timing"), default: defaults.timing)
+        b.transition = transition(node, default: defaults.transition)
         switch b.output {
         case .splitflap:
             b.drum = .splitflap52

@@ -58,20 +58,21 @@ public enum LocalAPI {
     /// the inbox and onto the zones that take it — by default the whole board.
     static func post(_ request: Request, mailroom: Mailroom, board b: BoardConfig, logger: Logger) async -> Response {
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
-        let message: LocalMessage
-        switch LocalMessage.parse(Data(buffer: request.body)) {
+        let post: LocalPost
+        switch LocalPost.parse(Data(buffer: request.body)) {
         case .failure(let e): return json(e.status, ["error": e.message])
-        case .success(let m): message = m
+        case .success(let p): post = p
         }
+        let how = (transition: post.transition.isEmpty ? nil : post.transition, arriveAt: post.arriveAt)
         let posted: Wall.Shown?
-        switch message {
+        switch post.message {
         case .text(let text):
-            posted = await mailroom.post(text, type: .text)  // saves the inbox first
+            posted = await mailroom.post(text, type: .text, how: how)  // saves the inbox first
         case .codes(let codes):
             do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": error.description])
             }
-            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern)
+            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how)
         }
         guard let shown = posted else {
             if mailroom.isStopped {

@@ -1,5 +1,55 @@
+import FlapCore
 import FlapInput
 import Foundation
+
+/// A local API post: the message, how the board is to move to it, and when it is to land.
+public struct LocalPost: Equatable, Sendable {
+    public var message: LocalMessage
+    /// Vestaboard's `strategy`, `step_size`, `step_interval_ms`, or the app's `transition` and
+    /// `speed`, and `arrival`, `max_moving` (all optional; checked).
+    public var transition: TransitionFields
+    /// `arriveAt`: the instant (ISO 8601, or seconds since 1970) at which every module lands.
+    public var arriveAt: Double?
+
+    private struct When: Decodable { var arriveAt: Double? }
+    private struct WhenText: Decodable { var arriveAt: String? }
+
+    /// Reads a body as `LocalMessage.parse` does, then the fields of its transition.
+    public static func parse(_ body: Data) -> Result<LocalPost, LocalAPIError> {
+        let message: LocalMessage
+        switch LocalMessage.parse(body) {
+        case .failure(let e): return .failure(e)
+        case .success(let m): message = m
+        }
+        let first = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
+        guard first == UInt8(ascii: "{") else { return .success(LocalPost(message: message, transition: TransitionFields())) }
+        let fields: TransitionFields
+        do { fields = try JSONDecoder().decode(TransitionFields.self, from: body) } catch let DecodingError.typeMismatch(type, c) {
+            let key = c.codingPath.first?.stringValue ?? "?"
+            return .failure(.badRequest("\(key) is not \(type == Int.self ? "a whole number" : "text")"))
+        } catch {
+            return .failure(.badRequest("the transition fields are not readable"))
+        }
+        do throws(TransitionFields.Invalid) { _ = try fields.style() } catch {
+            return .failure(.badRequest(error.description))
+        }
+        var arriveAt: Double?
+        switch (try? JSONDecoder().decode(When.self, from: body), try? JSONDecoder().decode(WhenText.self, from: body)) {
+        case (.some(let seconds), _): arriveAt = seconds.arriveAt
+        case (nil, .some(let when)):
+            let text = when.arriveAt ?? ""
+            guard let date = ISO8601DateFormatter().date(from: text) else {
+                return .failure(.badRequest("arriveAt: '\(text.prefix(40))' is not an ISO 8601 instant such as 2026-11-26T18:00:00Z"))
+            }
+            arriveAt = date.timeIntervalSince1970
+        case (nil, nil): return .failure(.badRequest("arriveAt is not an instant (ISO 8601 text, or seconds since 1970)"))
+        }
+        if let a = arriveAt, !(0...4_102_444_800).contains(a) {
+            return .failure(.badRequest("arriveAt: \(a) is not an instant between 1970 and 2100"))
+        }
+        return .success(LocalPost(message: message, transition: fields, arriveAt: arriveAt))
+    }
+}
 
 /// A message posted to the local API: rows of codes (a bare array, or `{"characters": …}` as
 /// the Vestaboard Local API takes it) or `{"text": …}` to be laid out.

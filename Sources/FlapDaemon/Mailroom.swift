@@ -132,11 +132,14 @@ public final class Mailroom: Sendable {
     /// board). Returns what the board of its first zone is now going to — a transition of no flips
     /// when the board showed this already — with what was cut or substituted in that zone; nil
     /// when no zone takes the local sender.
-    public func post(_ content: String, type: InboxMessage.ContentType) async -> Wall.Shown? {
+    /// `how`: the transition the message asks for, and the instant it is to land, if any.
+    public func post(_ content: String, type: InboxMessage.ContentType,
+                     how: (transition: TransitionFields?, arriveAt: Double?) = (nil, nil)) async -> Wall.Shown? {
         await onDesk {
             let t = self.now()
             let message = InboxMessage(id: "local-\(UUID().uuidString.lowercased())", senderID: InboxMessage.localSenderID,
-                                       senderName: "local", content: content, contentType: type, sentAt: t)
+                                       senderName: "local", content: content, contentType: type, sentAt: t,
+                                       transition: how.transition, arriveAt: how.arriveAt)
             var next = self.state.withLock { $0.saved }
             next.inbox.receive(message, now: t)
             return self.publish(&next, posted: message.id)
@@ -181,7 +184,7 @@ public final class Mailroom: Sendable {
         guard !state.withLock({ $0.stopped }) else { return nil }
         let t = now()
         let boards = wall.config.boards
-        var changed: [(board: Int, frame: Frame, ids: [String])] = []
+        var changed: [(board: Int, frame: Frame, ids: [String], newest: InboxMessage?)] = []
         var postedPart: Composer.Part?
         var postedBoard: Int?
         var advanced = false
@@ -227,14 +230,14 @@ public final class Mailroom: Sendable {
                 }
                 guard s.composed[board] != frame || board == postedBoard else { continue }
                 s.composed[board] = frame
-                changed.append((board, frame, ids.filter { !s.saved.displayed.contains($0) }))
+                changed.append((board, frame, ids.filter { !s.saved.displayed.contains($0) }, parts.last?.message))
             }
             return next
         }
         if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
         var postedShown: Wall.Shown?
         for c in changed.sorted(by: { $0.board < $1.board }) {
-            var shown = wall.show(frame: c.frame, board: c.board)
+            var shown = wall.show(frame: c.frame, board: c.board, style: c.newest.flatMap { Self.style(of: $0, on: boards[c.board], now: t) })
             if c.board == postedBoard, let part = postedPart {
                 shown.cut = part.cut
                 shown.substitutions = part.substitutions
@@ -249,6 +252,15 @@ public final class Mailroom: Sendable {
         }
         schedule(next)
         return postedShown
+    }
+
+    /// The style the newest message of a board asks for (over the board's own), and its arrival
+    /// instant while that lies ahead; nil when it asks for neither.
+    static func style(of message: InboxMessage, on board: BoardConfig, now: Double) -> TransitionStyle? {
+        guard message.transition != nil || message.arriveAt != nil else { return nil }
+        var style = (try? (message.transition ?? TransitionFields()).style(over: board.transition)) ?? board.transition
+        if let at = message.arriveAt, at > now { style.arrival = .at(Int64(((at - now) * 1e9).rounded())) }
+        return style
     }
 
     /// Reports messages displayed once the board settled — unless a later message took the

@@ -38,7 +38,7 @@ public final class Wall: Sendable {
         self.accepted = accepted
         conductor = Conductor(
             boards: config.boards.map {
-                Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion)
+                Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion, style: $0.transition)
             },
             drivers: drivers, clackSinks: clackSinks, planSinks: planSinks)
         targets = Mutex(config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) })
@@ -49,11 +49,12 @@ public final class Wall: Sendable {
     /// this (the mailroom, on its desk; `resume` before the mailroom starts): the targets and
     /// the conductor take the frames in the order given, and no lock is held while the
     /// conductor and `accepted` are called.
-    public func show(frame: Frame, board: Int, substitutions: [Substitution] = []) -> Shown {
-        show(frame: frame, board: board, cut: [], substitutions: substitutions)
+    /// `style`: how the board moves to it, when not its own style.
+    public func show(frame: Frame, board: Int, substitutions: [Substitution] = [], style: TransitionStyle? = nil) -> Shown {
+        show(frame: frame, board: board, cut: [], substitutions: substitutions, style: style)
     }
 
-    private func show(frame: Frame, board: Int, cut: [String], substitutions: [Substitution]) -> Shown {
+    private func show(frame: Frame, board: Int, cut: [String], substitutions: [Substitution], style: TransitionStyle? = nil) -> Shown {
         let b = config.boards[board]
         var frame = frame
         if b.drum.indices(of: frame) == nil {
@@ -65,7 +66,7 @@ public final class Wall: Sendable {
         // Every glyph is on the drum now.
         let indices = b.drum.indices(of: frame)!
         targets.withLock { $0[board] = frame }
-        let transition = conductor.play(board: board, target: indices)
+        let transition = conductor.play(board: board, target: indices, style: style)
         accepted(board, frame)
         return Shown(transition: transition, frame: frame, cut: cut, substitutions: substitutions)
     }
@@ -142,7 +143,7 @@ public final class Wall: Sendable {
                 needsRestart.append(.boardSerial(now.id))
                 merged.boards[i].serial = was.serial
             }
-            conductor.update(board: i, timing: now.timing, motion: now.motion)
+            conductor.update(board: i, timing: now.timing, motion: now.motion, style: now.transition)
         }
         if new.localAPI.bind != old.localAPI.bind || new.localAPI.port != old.localAPI.port
             || new.localAPI.key != old.localAPI.key || new.localAPI.board != old.localAPI.board

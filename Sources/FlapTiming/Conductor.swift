@@ -15,8 +15,10 @@ public final class Conductor: Sendable {
         public var drum: Drum
         public var timing: FlipTiming
         public var motion: Motion
-        public init(rows: Int, cols: Int, drum: Drum, timing: FlipTiming, motion: Motion) {
-            self.rows = rows; self.cols = cols; self.drum = drum; self.timing = timing; self.motion = motion
+        /// The style of a transition that names none.
+        public var style: TransitionStyle
+        public init(rows: Int, cols: Int, drum: Drum, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic) {
+            self.rows = rows; self.cols = cols; self.drum = drum; self.timing = timing; self.motion = motion; self.style = style
         }
     }
 
@@ -130,13 +132,13 @@ public final class Conductor: Sendable {
     }
 
     /// Sets a new target for a board, given as drum indices (row-major), and plans it from
-    /// where every module is at `start` (monotonic ns, default now). A flip in progress
-    /// finishes first; flips not yet started are replaced.
+    /// where every module is at `start` (monotonic ns, default now) in `style` (default the
+    /// board's). A flip in progress finishes first; flips not yet started are replaced.
     @discardableResult
-    public func play(board: Int, target: [UInt8], start: Int64? = nil) -> Transition {
+    public func play(board: Int, target: [UInt8], start: Int64? = nil, style: TransitionStyle? = nil) -> Transition {
         let (transition, nothingMoves, frame, signal, kept) = state.withLock { s in
             let t0 = start ?? MonotonicClock.now()
-            let (plan, kept) = s.replan(board: board, target: target, t0: t0)
+            let (plan, kept) = s.replan(board: board, target: target, t0: t0, style: style)
             let track = s.tracks[board]
             let signal = s.idle && track.pending > 0
             if signal { s.idle = false }
@@ -167,11 +169,12 @@ public final class Conductor: Sendable {
         }
     }
 
-    /// Changes a board's timing and motion for the transitions planned from now on.
-    public func update(board: Int, timing: FlipTiming, motion: Motion) {
+    /// Changes a board's timing, motion and style for the transitions planned from now on.
+    public func update(board: Int, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic) {
         state.withLock { s in
             s.tracks[board].board.timing = timing
             s.tracks[board].board.motion = motion
+            s.tracks[board].board.style = style
         }
     }
 

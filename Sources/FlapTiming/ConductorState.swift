@@ -46,7 +46,7 @@ struct ConductorState: ~Copyable {
 
     /// Replaces the board's pending flips by a plan from where its modules are at t0. Returns
     /// the plan and the 90° instants of the flips in progress, which go on.
-    mutating func replan(board b: Int, target: [UInt8], t0: Int64) -> (FlipPlan, [Int64]) {
+    mutating func replan(board b: Int, target: [UInt8], t0: Int64, style: TransitionStyle? = nil) -> (FlipPlan, [Int64]) {
         var track = tracks[b]
         let flip = track.board.timing.flip
         var states = zip(track.positions, track.busyUntil).map { p, busy in
@@ -70,7 +70,8 @@ struct ConductorState: ~Copyable {
             return true
         }
         let plan = Planner.plan(rows: track.board.rows, cols: track.board.cols, from: states, to: target,
-                                drum: track.board.drum, timing: track.board.timing, motion: track.board.motion)
+                                drum: track.board.drum, timing: track.board.timing, motion: track.board.motion,
+                                style: style ?? track.board.style)
         for move in plan.moves {
             heap.push(TimedFlip(instant: t0 + move.clack(0, flip: flip), board: Int32(b),
                                 module: move.row * Int32(track.board.cols) + move.col,

@@ -8,6 +8,29 @@ import Testing
         return url.path
     }
 
+    /// Issue 15: `flapd plan --style` shows each style's instants (a table written out here).
+    @Test func planShowsEveryStyle() async throws {
+        let config = try temporaryFile("boards: [{ id: w, rows: 2, cols: 3, align: { horizontal: left, vertical: top } }]\n")
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        func starts(_ options: [String]) async throws -> [[Double]] {
+            let plan = try FlapdProcess(["plan", "--config", config, "--to", "AAA\nAAA"] + options)
+            #expect(await plan.waitForExit() == 0, "\(plan.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+            var grid = [[Double]](repeating: [-1, -1, -1], count: 2)
+            for m in json["modules"] as? [[String: Any]] ?? [] { grid[m["row"] as! Int][m["col"] as! Int] = (m["start_ms"] as! NSNumber).doubleValue }
+            return grid
+        }
+        #expect(try await starts([]) == [[0, 20, 40], [50, 70, 90]])
+        #expect(try await starts(["--style", "diagonal", "--step-interval-ms", "100"]) == [[0, 100, 200], [100, 200, 300]])
+        #expect(try await starts(["--style", "curtain"]) == [[0, 40, 0], [0, 40, 0]])
+        #expect(try await starts(["--style", "row", "--step-interval-ms", "7"]) == [[0, 0, 0], [7, 7, 7]])
+        // Two at a time, 120 ms a flip: a column waits for the one before to land.
+        #expect(try await starts(["--style", "wave", "--max-moving", "2", "--step-interval-ms", "1"]) == [[0, 120, 240], [0, 120, 240]])
+        let bad = try FlapdProcess(["plan", "--config", config, "--to", "A", "--style", "spin"])
+        #expect(await bad.waitForExit() == 1)
+        #expect(bad.stderr.contains("--style: 'spin' is not a style (classic, curtain, drift, together, wave) or a strategy"), "\(bad.stderr)")
+    }
+
     @Test func planPrintsTheDocumentedSchema() async throws {
         let config = try temporaryFile("boards:\n  - align: { horizontal: left, vertical: top }\n")
         let plan = try FlapdProcess(["plan", "--config", config, "--to", "   HELLO"])

@@ -27,9 +27,14 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     public var unlockAt: Double?
     /// When the server says it expires, if it says (else 48 h after it was sent).
     public var expiry: Double?
+    /// How the board moves to it, when the message says (else the board's own style).
+    public var transition: TransitionFields?
+    /// The instant every module of its boards lands on it, when the message asks for one.
+    public var arriveAt: Double?
 
     public init(id: String, senderID: String, senderName: String, content: String,
-                contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil) {
+                contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil,
+                transition: TransitionFields? = nil, arriveAt: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderName = senderName
@@ -38,6 +43,8 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.sentAt = sentAt
         self.unlockAt = unlockAt
         self.expiry = expiry
+        self.transition = transition
+        self.arriveAt = arriveAt
     }
 
     /// Whether it came from the local API rather than the message API.
