@@ -189,7 +189,7 @@ public final class Mailroom: Sendable {
         var postedBoard: Int?
         var advanced = false
         let next: Double? = state.withLock { s in
-            advanced = s.saved.inbox.advance(now: t)
+            advanced = s.saved.inbox.advance(now: t, lead: Self.lead(boards))
             var routes: [Int: [InboxMessage]] = [:]
             for m in s.saved.inbox.visible {
                 let zones = s.router.zones(for: m)
@@ -199,7 +199,7 @@ public final class Mailroom: Sendable {
                 for z in zones { routes[z, default: []].append(m) }
             }
             var drawn: [Int: [Drawn]] = [:]
-            var next = s.saved.inbox.nextChange
+            var next = s.saved.inbox.nextChange(lead: Self.lead(boards))
             for (i, zone) in s.router.zones.enumerated() where zone.board < boards.count {
                 let b = boards[zone.board]
                 let (message, rotate) = s.cursors[i].pick(routes[i] ?? [], rotateSeconds: zone.rotateSeconds, now: t)
@@ -254,13 +254,22 @@ public final class Mailroom: Sendable {
         return postedShown
     }
 
-    /// The style the newest message of a board asks for (over the board's own), and its arrival
-    /// instant while that lies ahead; nil when it asks for neither.
+    /// The style the newest message of a board asks for (over the board's own), and its landing
+    /// instant while that lies ahead: its `arriveAt`, or the unlock instant of a held letter (shown
+    /// early by `lead`); nil when it asks for neither.
     static func style(of message: InboxMessage, on board: BoardConfig, now: Double) -> TransitionStyle? {
-        guard message.transition != nil || message.arriveAt != nil else { return nil }
+        let land = message.arriveAt ?? message.unlockAt
+        guard message.transition != nil || land.map({ $0 > now }) == true else { return nil }
         var style = (try? (message.transition ?? TransitionFields()).style(over: board.transition)) ?? board.transition
-        if let at = message.arriveAt, at > now { style.arrival = .at(Int64(((at - now) * 1e9).rounded())) }
+        if let at = land, at > now { style.arrival = .at(Int64(((at - now) * 1e9).rounded())) }
         return style
+    }
+
+    /// How early a held letter is shown, in seconds, so that every board can land on it at its
+    /// unlock instant: the longest way a module can go (once round its drum), and a second more
+    /// for the desk and the conductor to take it.
+    static func lead(_ boards: [BoardConfig]) -> Double {
+        boards.map { Double($0.drum.count - 1) * Double($0.timing.flip) / 1e9 }.max().map { $0 + 1 } ?? 0
     }
 
     /// Reports messages displayed once the board settled — unless a later message took the

@@ -1,8 +1,18 @@
 import FlapCore
+import FlapTerminal
 import Foundation
 import Logging
+import Synchronization
 import Testing
 @testable import FlapDaemon
+
+/// The plans a wall's conductor made, the last one last.
+final class PlanRecorder: MovePlanSink {
+    private let plans = Mutex<[FlipPlan]>([])
+    var last: FlipPlan? { plans.withLock { $0.last } }
+    func planned(board: Int, plan: FlipPlan, transitionStart: Int64) { plans.withLock { $0.append(plan) } }
+    func finish(board: Int, at instant: Int64) {}
+}
 
 /// Issue 15, item 1: a local API body chooses its transition — Vestaboard's strategy, step size
 /// and interval, or the app's names and speeds — and when it lands; the board's config chooses
@@ -75,5 +85,33 @@ import Testing
         #expect(try await posted("[[2,2,2,2]]", how: (nil, 1_799_999_000)).moves.map { $0.start / ms } == [0, 20, 40, 60])
         // No field: the board's own style (classic here).
         #expect(try await posted("[[2,2,2,2]]").moves.map { $0.start / ms } == [0, 20, 40, 60])
+    }
+
+    /// A held letter is shown early — by the longest way a module can go, and a second — so
+    /// that every module lands on its unlock instant, not after it.
+    @Test func aHeldLetterLandsOnItsUnlockInstant() async throws {
+        let config = try ConfigLoader.parse("""
+            message_api: { url: "http://127.0.0.1:9/", token: "t" }
+            boards: [{ id: wall, rows: 1, cols: 3, timing: { flip_ms: 100 } }]
+            """)
+        let plans = PlanRecorder()
+        let wall = Wall(config: config, drivers: [], planSinks: [plans], logger: Logger(label: "test"))
+        let clock = MailroomTests.Clock()
+        let mailroom = Mailroom(wall: wall, zones: config.routedZones, store: nil, logger: Logger(label: "test"), now: { clock.now }) { _, _ in }
+        // 39 flips of 100 ms at most on the 40-flap drum, and a second: shown from 4.9 s before.
+        #expect(abs(Mailroom.lead(config.boards) - 4.9) < 1e-9)
+        let unlock = clock.now + 60
+        await mailroom.take(.new(InboxMessage(id: "h1", senderID: "s", senderName: "s", content: "AZ", sentAt: clock.now, unlockAt: unlock)))
+        #expect(PlainFrame.rows(wall.target(board: 0)) == ["   "], "held")
+        clock.advance(54.5)
+        await mailroom.refresh()
+        #expect(PlainFrame.rows(wall.target(board: 0)) == ["   "], "not yet within the lead")
+        clock.advance(1)
+        await mailroom.refresh()
+        #expect(PlainFrame.rows(wall.target(board: 0)) == ["AZ "], "shown 4.5 s early")
+        let plan = try #require(plans.last)
+        // Lands 4.5 s after it was shown: A is 1 flip, Z 26.
+        #expect(plan.moves.map { $0.end(flip: 100 * ms) / ms } == [4500, 4500])
+        #expect(plan.moves.map { $0.start / ms } == [4400, 1900])
     }
 }

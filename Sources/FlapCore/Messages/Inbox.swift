@@ -64,13 +64,14 @@ public struct Inbox: Codable, Hashable, Sendable {
         return live != before
     }
 
-    /// Unlocks held messages whose time has come and drops expired ones. Returns whether
+    /// Unlocks held messages whose time has come — `lead` seconds before their unlock instant,
+    /// so that a board can start early and land on it — and drops expired ones. Returns whether
     /// anything live changed.
     @discardableResult
-    public mutating func advance(now: Double) -> Bool {
+    public mutating func advance(now: Double, lead: Double = 0) -> Bool {
         let before = live
-        let due = held.filter { $0.visibleAt <= now }.sorted { $0.visibleAt < $1.visibleAt }
-        held.removeAll { $0.visibleAt <= now || $0.expiresAt <= now }
+        let due = held.filter { $0.visibleAt <= now + lead }.sorted { $0.visibleAt < $1.visibleAt }
+        held.removeAll { $0.visibleAt <= now + lead || $0.expiresAt <= now }
         for m in due where m.expiresAt > now {
             if let current = live[m.senderID], current.visibleAt > m.visibleAt { continue }
             live[m.senderID] = m
@@ -81,8 +82,11 @@ public struct Inbox: Codable, Hashable, Sendable {
     }
 
     /// The next instant `advance` would change something, if any.
-    public var nextChange: Double? {
-        (held.map(\.visibleAt) + live.values.map(\.expiresAt)).filter(\.isFinite).min()
+    public var nextChange: Double? { nextChange(lead: 0) }
+
+    /// The same, when held messages unlock `lead` seconds early.
+    public func nextChange(lead: Double) -> Double? {
+        (held.map { $0.visibleAt - lead } + live.values.map(\.expiresAt)).filter(\.isFinite).min()
     }
 
     /// Live messages, oldest visible first.
