@@ -28,6 +28,15 @@ import Testing
         #expect((object["message"] as? [String: Any])?["senderUsername"] as? String == "alice")
     }
 
+    /// Issue 15: a message may carry its transition and landing instant; a board keeps them.
+    @Test func aMessageCarriesItsTransition() throws {
+        let frame = #"{"type":"message.new","message":{"id":"m2","senderID":"s","senderUsername":"bob","content":"HI","contentType":"text","timestamp":5,"transition":{"strategy":"diagonal","step_size":2},"arriveAt":60}}"#
+        guard case .new(let m) = try WireFrame.decode(frame) else { Issue.record("not a message"); return }
+        #expect(m.inboxMessage.transition == TransitionFields(strategy: "diagonal", stepSize: 2))
+        #expect(m.inboxMessage.arriveAt == 60)
+        #expect(try WireFrame.decode(WireFrame.new(m).text) == .new(m))
+    }
+
     @Test func whatIsWrongIsATypeNotText() {
         #expect(throws: WireFrame.UnknownType(type: "message.exploded")) { try WireFrame.decode(#"{"type":"message.exploded"}"#) }
         #expect { try WireFrame.decode(#"{"type":"message.deleted"}"#) } throws: { error in

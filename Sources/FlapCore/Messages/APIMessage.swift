@@ -14,10 +14,15 @@ public struct APIMessage: Codable, Hashable, Sendable {
     public var expiresAt: Double?
     /// Delivery to this recipient: pending, delivered or displayed.
     public var status: String?
+    /// How the board moves to it (a Flapboard extension; the board's own style when absent).
+    public var transition: TransitionFields?
+    /// The instant every module lands on it (a Flapboard extension).
+    public var arriveAt: Double?
 
     public init(id: String, senderID: String, senderUsername: String, senderDisplayName: String? = nil,
                 recipientID: String? = nil, content: String, contentType: InboxMessage.ContentType = .text,
-                timestamp: Double, unlockAt: Double? = nil, expiresAt: Double? = nil, status: String? = nil) {
+                timestamp: Double, unlockAt: Double? = nil, expiresAt: Double? = nil, status: String? = nil,
+                transition: TransitionFields? = nil, arriveAt: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderUsername = senderUsername
@@ -29,12 +34,15 @@ public struct APIMessage: Codable, Hashable, Sendable {
         self.unlockAt = unlockAt
         self.expiresAt = expiresAt
         self.status = status
+        self.transition = transition
+        self.arriveAt = arriveAt
     }
 
     /// The message as a board keeps it.
     public var inboxMessage: InboxMessage {
         InboxMessage(id: id, senderID: senderID, senderName: senderUsername, content: content,
-                     contentType: contentType, sentAt: timestamp, unlockAt: unlockAt, expiry: expiresAt)
+                     contentType: contentType, sentAt: timestamp, unlockAt: unlockAt, expiry: expiresAt,
+                     transition: transition, arriveAt: arriveAt)
     }
 }
 
