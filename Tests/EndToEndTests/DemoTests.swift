@@ -28,6 +28,25 @@ import Testing
         #expect(Set(first.keys) == ["board", "transition", "row", "col", "flip", "glyph", "planned_ms", "actual_ms", "late_us", "actual_ns"])
     }
 
+    /// Issue 15: a board's transition style is what the conductor plays — each module's flips
+    /// fire at the instants of a table written here (edges to center, 30 ms a step; 120 ms flips
+    /// clack at their 60 ms point).
+    @Test func theConductorPlaysTheBoardsStyle() async throws {
+        let dir = try scratchDirectory("flap-style")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "boards: [{ id: w, rows: 1, cols: 5, transition: { strategy: edges-to-center, step_interval_ms: 30 } }]\n"
+            .write(toFile: dir + "/c.yaml", atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["demo", "--config", dir + "/c.yaml", "--plain", "--no-sound", "--once", "ABBBA", "--trace", dir + "/t.jsonl"])
+        #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
+        var planned: [Int: [Double]] = [:]
+        for line in try String(contentsOfFile: dir + "/t.jsonl", encoding: .utf8).split(separator: "\n") {
+            let e = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            planned[e["col"] as! Int, default: []].append((e["planned_ms"] as! NSNumber).doubleValue)
+        }
+        // A is one flip from blank, B two.
+        #expect(planned == [0: [60], 1: [90, 210], 2: [120, 240], 3: [90, 210], 4: [60]], "\(planned)")
+    }
+
     @Test func postsOverHTTPReachTheBoard() async throws {
         let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--key", "sesame"])
         let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
