@@ -66,6 +66,9 @@ public struct LocalAPIConfig: Sendable {
     public var key: String?
     /// The id of the board it addresses; nil: the first.
     public var board: String?
+    /// The token `POST /local-api/enablement` takes (in `X-Vestaboard-Local-Api-Enablement-Token`)
+    /// to answer with `key`, as a Vestaboard does for its clients' first run; nil: no enablement.
+    public var enablementToken: String?
     public init() {}
 
     /// Why the API may not listen as configured: on an address beyond this machine without a

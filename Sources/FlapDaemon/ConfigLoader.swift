@@ -183,6 +183,12 @@ public enum ConfigLoader {
         api.key = SecretFile.secret(node, "key", environment: environment)
         if let v = environment[localAPIKeyVariable], !v.isEmpty { api.key = v }
         if api.key?.isEmpty == true { api.key = nil }
+        api.enablementToken = SecretFile.secret(node, "enablement_token", environment: environment)
+        if api.enablementToken?.isEmpty == true { api.enablementToken = nil }
+        if api.enablementToken != nil, api.key == nil {
+            let at = ["enablement_token", "enablement_token_env", "enablement_token_file"].first { node.value($0) != nil } ?? "enablement_token"
+            node.issues.add(node.sub(at), node.value(at), "the enablement answers with the local API's key: set local_api.key (or FLAPD_LOCAL_API_KEY) too")
+        }
         if let problem = api.exposureProblem { node.issues.add(node.sub("bind"), node.value("bind"), problem) }
         node.rejectUnknownKeys()
         return api
@@ -218,6 +224,8 @@ public enum ConfigLoader {
             b.serial = serial(node.child("serial"), defaultBaud: bus.line.baud, defaultRetry: bus.retryMilliseconds,
                               defaultParity: bus.line.parity, modules: b.rows * b.cols)
         case .virtual, .gpio:
+            // A virtual board has no physical drum: it shows all a Vestaboard can, colours too.
+            if b.output == .virtual { b.drum = .extended }
             if node.value("serial") != nil {
                 node.issues.add(node.sub("serial"), node.value("serial"), "only a serial output (splitflap, flapbus, krone, omega) has a serial port")
             }

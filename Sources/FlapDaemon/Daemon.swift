@@ -122,7 +122,8 @@ public struct Daemon: Sendable {
                               metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
                 status?.ready()
             },
-            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, logger: logger, status: daemonStatus))
+            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, enablementToken: api.enablementToken,
+                                      logger: logger, status: daemonStatus))
         if api.enabled {
             members.append(.service("local API", app))
         } else {

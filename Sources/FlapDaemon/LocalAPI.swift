@@ -21,19 +21,25 @@ public enum LocalAPI {
         return l
     }
     static let keyHeader = "X-Vestaboard-Local-Api-Key"
+    static let enablementHeader = "X-Vestaboard-Local-Api-Enablement-Token"
     /// The paths it serves; another method on one of them is 405, another path 404.
-    static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message"]
+    static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message", "/local-api/enablement"]
     typealias Request = LocalHTTPServer.Request
     typealias Response = LocalHTTPServer.Response
 
     /// Answers one request: refuses it without the configured key (compared in constant time)
-    /// with 401, else routes it.
-    static func handler(wall: Wall, mailroom: Mailroom, board: Int, key: String?, logger: Logger, status: DaemonStatus)
+    /// with 401 and the plain text `Invalid API key` (what Vestaboard answers, and what Home
+    /// Assistant's integration compares), else routes it. The enablement takes its token instead.
+    static func handler(wall: Wall, mailroom: Mailroom, board: Int, key: String?, enablementToken: String? = nil,
+                        logger: Logger, status: DaemonStatus)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
+            if request.path == "/local-api/enablement" {
+                return enablement(request, key: key, token: enablementToken, logger: logger)
+            }
             if let key {
                 guard let given = request.headers.first(name: keyHeader), constantTimeEqual(given, key) else {
-                    return json(401, ["error": "missing or wrong \(keyHeader)"])
+                    return text(401, "Invalid API key")
                 }
             }
             switch (request.method, request.path) {
@@ -88,6 +94,25 @@ public enum LocalAPI {
         if !shown.cut.isEmpty { reply["cut"] = shown.cut }
         if !shown.substitutions.isEmpty { reply["substitutions"] = shown.substitutions.map(\.description) }
         return json(201, reply)
+    }
+
+    /// `POST /local-api/enablement`: with the configured token, the key — `{"message": "Local API
+    /// enabled", "apiKey": …}` — as a Vestaboard answers a client's first run.
+    static func enablement(_ request: Request, key: String?, token: String?, logger: Logger) -> Response {
+        guard request.method == .POST else { return json(405, ["error": "\(request.method) is not allowed on \(request.path)"]) }
+        guard let token, let key else {
+            return json(404, ["error": "enablement is not configured (local_api.enablement_token); the key is in flapd's config"])
+        }
+        guard let given = request.headers.first(name: enablementHeader), constantTimeEqual(given, token) else {
+            logger.warning("local API enablement refused: missing or wrong \(enablementHeader)")
+            return text(401, "Invalid enablement token")
+        }
+        logger.notice("local API enabled for a client (the key was handed out)")
+        return json(200, ["message": "Local API enabled", "apiKey": key])
+    }
+
+    static func text(_ status: Int, _ body: String) -> Response {
+        Response(status: status, contentType: "text/plain; charset=utf-8", body: Array(body.utf8))
     }
 
     static func json(_ status: Int, _ object: [String: Any]) -> Response {

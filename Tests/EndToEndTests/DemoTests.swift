@@ -11,13 +11,13 @@ import Testing
             +----------------------+
             |\(blank)|
             |\(blank)|
-            |    HELLO    WORLD    |
+            |    HELLO, r WORLD    |
             |\(blank)|
             |\(blank)|
             |\(blank)|
             +----------------------+
 
-            """, "the comma and the red chip are not on the standard drum: blanks")
+            """, "the demo's virtual board has every Vestaboard glyph: the comma, and the red chip (r in plain frames)")
         // One trace line per flip, matching the plan's flip count.
         let lines = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
         let plan = try FlapdProcess(["plan", "--to", "Hello, {63} world"])

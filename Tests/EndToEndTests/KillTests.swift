@@ -20,7 +20,7 @@ import Testing
         try """
             timing: { flip_ms: 50, column_stagger_ms: 5, row_stagger_ms: 10 }
             boards:
-              - { rows: 2, cols: 6 }
+              - { rows: 2, cols: 6, drum: standard }
             """.write(toFile: config, atomically: true, encoding: .utf8)
         var expected: [Int]? = nil   // positions the next start must resume from
         var target = 0               // drum index of the last accepted message

@@ -54,7 +54,7 @@ import Testing
     /// modules at all phases of their flips, so some flip is always before its 90° point.
     func slowConfig(_ dir: String) throws -> String {
         let path = dir + "/slow.yaml"
-        try "timing: { flip_ms: 200, column_stagger_ms: 130, row_stagger_ms: 70 }\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "timing: { flip_ms: 200, column_stagger_ms: 130, row_stagger_ms: 70 }\nboards: [{ drum: standard }]\n".write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 

@@ -67,7 +67,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
     @Test func emptyFileIsTheDemoDefault() throws {
         let c = try ConfigLoader.parse("")
         #expect(c.boards.count == 1 && c.boards[0].rows == 6 && c.boards[0].cols == 22)
-        #expect(c.boards[0].drum == .standard)
+        #expect(c.boards[0].drum == .extended, "a virtual board shows every Vestaboard glyph")
         #expect(c.localAPI.port == 7000 && c.localAPI.bind == "127.0.0.1" && c.localAPI.key == nil)
     }
 
@@ -94,6 +94,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
               - id: a
                 fallback: "{63}"
                 substitutions: { "ab": "C" }
+                drum: standard
             """)
         let expected = [
             "motion: 'sideways' is not one of forward, shortest (line 1)",

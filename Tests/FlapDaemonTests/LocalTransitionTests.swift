@@ -92,7 +92,7 @@ final class PlanRecorder: MovePlanSink {
     @Test func aHeldLetterLandsOnItsUnlockInstant() async throws {
         let config = try ConfigLoader.parse("""
             message_api: { url: "http://127.0.0.1:9/", token: "t" }
-            boards: [{ id: wall, rows: 1, cols: 3, timing: { flip_ms: 100 } }]
+            boards: [{ id: wall, rows: 1, cols: 3, drum: standard, timing: { flip_ms: 100 } }]
             """)
         let plans = PlanRecorder()
         let wall = Wall(config: config, drivers: [], planSinks: [plans], logger: Logger(label: "test"))

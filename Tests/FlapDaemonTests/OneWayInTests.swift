@@ -67,7 +67,7 @@ extension MailroomTests {
     /// lacks substituted; the same message again is shown again — a transition of its own, which
     /// on a settled board has no flips (`StateTests` plays that; this conductor does not play).
     @Test func codesOfTheLocalSenderShowAndTheSameAgainMovesNothing() async throws {
-        let (mailroom, wall, _, _) = try mailroom(Self.config, clock: Clock())
+        let (mailroom, wall, _, _) = try mailroom(Self.config + "\nboards: [{ id: wall, drum: standard }]\n", clock: Clock())
         var codes = Array(repeating: Array(repeating: 0, count: 22), count: 6)
         codes[0][0] = 8; codes[0][1] = 9; codes[1][0] = 63
         let first = try #require(await mailroom.post(PatternCodes.text(codes), type: .pattern))
