@@ -20,7 +20,7 @@ fetch_kernel() { with_cache_lock fetch_kernel_locked; }
 fetch_kernel_locked() {
   [ -f "$kernel_cache/vmlinuz" ] && [ -f "$kernel_cache/configfs.ko" ] && return
   local tmp; tmp=$(mktemp -d)
-  (cd "$tmp" && apt-get download -qq "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
+  (cd "$tmp" && apt-get download -qq -o Acquire::Retries=5 "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
   dpkg-deb -x "$tmp/${kernel_pkg}"_*.deb "$tmp/x"
   cp "$tmp"/x/boot/vmlinuz-* "$kernel_cache/vmlinuz.part" && mv "$kernel_cache/vmlinuz.part" "$kernel_cache/vmlinuz"
   cp "$tmp/x/lib/modules/$kernel_version/kernel/fs/configfs/configfs.ko" "$kernel_cache/configfs.ko.part"
