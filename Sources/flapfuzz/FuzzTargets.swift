@@ -12,7 +12,7 @@ enum FuzzTargets {
         // The strict JSON check every JSON door goes through.
         "json": { bytes in _ = try? StrictJSON.check(bytes) },
         // The local API's POST body.
-        "local-api": { bytes in _ = LocalMessage.parse(Data(bytes)) },
+        "local-api": { bytes in _ = LocalPost.parse(Data(bytes)) },  // the message, then its transition and arriveAt
         // flapd.yaml, as check-config, run and SIGHUP read it.
         "config": { bytes in
             guard let text = String(validating: bytes, as: UTF8.self) else { return }
