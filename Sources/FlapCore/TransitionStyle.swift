@@ -77,16 +77,9 @@ public struct TransitionStyle: Hashable, Sendable {
     /// SplitMix64 from `seed`, the same on every machine.
     func ranks(count: Int) -> [Int] {
         guard order == .random else { return [] }
-        var order = Array(0..<count), state = seed
-        func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var order = Array(0..<count), random = SeededRandom(seed: seed)
         if count > 1 {
-            for i in stride(from: count - 1, to: 0, by: -1) { order.swapAt(i, Int(next() % UInt64(i + 1))) }
+            for i in stride(from: count - 1, to: 0, by: -1) { order.swapAt(i, Int(random.next() % UInt64(i + 1))) }
         }
         var rank = Array(repeating: 0, count: count)
         for (place, module) in order.enumerated() { rank[module] = place }

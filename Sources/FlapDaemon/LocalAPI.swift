@@ -79,6 +79,11 @@ public enum LocalAPI {
                 return json(400, ["error": error.description])
             }
             posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how)
+        case .vbml(let document):
+            do throws(VBMLDocument.Problem) { _ = try VBML.render(document, rows: b.rows, cols: b.cols) } catch {
+                return json(400, ["error": "VBML: \(error.description)"])
+            }
+            posted = await mailroom.post(document.json(), type: .vbml, how: how)
         }
         guard let shown = posted else {
             if mailroom.isStopped {

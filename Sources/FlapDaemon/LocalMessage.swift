@@ -52,10 +52,12 @@ public struct LocalPost: Equatable, Sendable {
 }
 
 /// A message posted to the local API: rows of codes (a bare array, or `{"characters": …}` as
-/// the Vestaboard Local API takes it) or `{"text": …}` to be laid out.
+/// the Vestaboard Local API takes it), `{"text": …}` to be laid out, or a VBML document
+/// (`{"components": […], "props": …, "style": …}`) to be rendered on the board's size.
 public enum LocalMessage: Equatable, Sendable {
     case codes([[Int]])
     case text(String)
+    case vbml(VBMLDocument)
 
     private struct Object: Decodable {
         var characters: [[Int]]?
@@ -72,12 +74,21 @@ public enum LocalMessage: Equatable, Sendable {
             return .failure(.badRequest("body is not JSON: \(error)"))
         }
         let first = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
+        if first == UInt8(ascii: "{"), let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+           object["components"] != nil {
+            guard object["characters"] == nil, object["text"] == nil else {
+                return .failure(.badRequest("give one of characters, text and components (VBML), not several"))
+            }
+            do throws(VBMLDocument.Problem) { return .success(.vbml(try VBMLDocument.decode(body))) } catch {
+                return .failure(.badRequest("VBML: \(error.description)"))
+            }
+        }
         do {
             if first == UInt8(ascii: "[") { return .success(.codes(try JSONDecoder().decode([[Int]].self, from: body))) }
             let object = try JSONDecoder().decode(Object.self, from: body)
             if let rows = object.characters { return .success(.codes(rows)) }
             if let text = object.text { return .success(.text(text)) }
-            return .failure(.badRequest("expected an array of rows of codes, {\"characters\": […]} or {\"text\": \"…\"}"))
+            return .failure(.badRequest("expected an array of rows of codes, {\"characters\": […]}, {\"text\": \"…\"} or VBML {\"components\": […]}"))
         } catch let error as DecodingError {
             let root = first == UInt8(ascii: "[") ? "message" : ""
             if case .dataCorrupted(let c) = error, c.codingPath.isEmpty,

@@ -1,18 +1,29 @@
 import FlapCore
+import Foundation
 
 /// What the message API accepts as a message (the seed's limits): text of at most 132
 /// characters of the board's character set (`{NN}` codes count as one; line breaks are free),
-/// or a pattern of rows of codes 0…71 no larger than the board; at most 10 recipients; 50 sends
+/// or a pattern of rows of codes 0…71 no larger than the board, or a VBML document of at most
+/// 8 KiB that renders (each board renders it on its own size); at most 10 recipients; 50 sends
 /// an hour; an unlock instant, if any, before the message expires.
 public enum MessageRules {
     public static let maxCharacters = 132
     public static let maxRecipients = 10
     public static let sendsPerHour = 50
     public static let patternRows = 6, patternCols = 22
+    public static let maxVBMLBytes = 8192
 
     /// Why the content is refused, or nil when it is good.
     public static func problem(content: String, type: InboxMessage.ContentType) -> String? {
         switch type {
+        case .vbml:
+            guard content.utf8.count <= maxVBMLBytes else { return "vbml: the document is larger than \(maxVBMLBytes) bytes" }
+            do throws(VBMLDocument.Problem) {
+                _ = try VBML.render(try VBMLDocument.decode(Data(content.utf8)), rows: patternRows, cols: patternCols)
+                return nil
+            } catch {
+                return "vbml: \(error.description)"
+            }
         case .pattern:
             switch PatternCodes.parse(content) {
             case .failure(let p): return "pattern: \(p.description)"

@@ -32,10 +32,10 @@ public struct SendRequest: Sendable {
             throw HubError(400, "\(recipients.count) recipients; at most \(MessageRules.maxRecipients)")
         }
         guard let content = body["content"] as? String else { throw HubError(400, "\"content\" must be text") }
-        if let t = body["contentType"], !(t is String) { throw HubError(400, "\"contentType\" must be text or pattern, as a string") }
+        if let t = body["contentType"], !(t is String) { throw HubError(400, "\"contentType\" must be text, pattern or vbml, as a string") }
         let typeName = body["contentType"] as? String ?? "text"
         guard let type = InboxMessage.ContentType(rawValue: typeName) else {
-            throw HubError(400, "\"contentType\" '\(typeName)' is not text or pattern")
+            throw HubError(400, "\"contentType\" '\(typeName)' is not text, pattern or vbml")
         }
         if let problem = MessageRules.problem(content: content, type: type) { throw HubError(400, problem) }
         var unlockAt: Double?

@@ -1,17 +1,36 @@
 import ArgumentParser
+import FlapCore
 import FlapDaemon
 import Foundation
 
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Post a text message to a board's local API.")
+        abstract: "Post a message to a board's local API: text, or a VBML document (--vbml).")
 
     @Argument(help: "The message; {NN} is a raw Vestaboard code (e.g. {63} a red chip).")
-    var text: String
+    var text: String?
+    @Option(help: ArgumentHelp("Send this VBML document (JSON: {props, style, components}); the board renders it on its own size.",
+                               valueName: "file"))
+    var vbml: String?
     @OptionGroup var api: LocalAPIOptions
 
+    func validate() throws {
+        guard (text == nil) != (vbml == nil) else { throw ValidationError("give the message text, or --vbml FILE (one of them)") }
+    }
+
     func run() async throws {
-        let body = try JSONSerialization.data(withJSONObject: ["text": text])
+        let body: Data
+        if let vbml {
+            guard let handle = FileHandle(forReadingAtPath: vbml) else { throw fail("--vbml: cannot read \(vbml)") }
+            let bytes = try handle.read(upToCount: LocalAPI.maxBody + 1) ?? Data()
+            guard bytes.count <= LocalAPI.maxBody else { throw fail("--vbml: \(vbml) is larger than \(LocalAPI.maxBody) bytes") }
+            do throws(VBMLDocument.Problem) { _ = try VBMLDocument.decode(bytes) } catch {
+                throw fail("--vbml: \(vbml): \(error.description)")
+            }
+            body = bytes
+        } else {
+            body = try JSONSerialization.data(withJSONObject: ["text": text ?? ""])
+        }
         let answer = try api.request("POST", "/local-api/message", body: body)
         let status = answer.status
         print("sent (\(status))")

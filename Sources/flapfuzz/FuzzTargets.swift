@@ -1,3 +1,4 @@
+import FlapCore
 import FlapDaemon
 import FlapHub
 import FlapInput
@@ -13,6 +14,12 @@ enum FuzzTargets {
         "json": { bytes in _ = try? StrictJSON.check(bytes) },
         // The local API's POST body.
         "local-api": { bytes in _ = LocalPost.parse(Data(bytes)) },  // the message, then its transition and arriveAt
+        // A VBML document as the local API takes it, rendered as a board (and a Note) would.
+        "vbml": { bytes in
+            guard case .success(.vbml(let document)) = LocalMessage.parse(Data(bytes)) else { return }
+            _ = try? VBML.render(document, rows: 6, cols: 22, seed: 1)
+            _ = try? VBML.render(document, rows: 3, cols: 15, seed: 2)
+        },
         // flapd.yaml, as check-config, run and SIGHUP read it.
         "config": { bytes in
             guard let text = String(validating: bytes, as: UTF8.self) else { return }

@@ -23,7 +23,7 @@ import FoundationNetworking
             (["recipients": ["board"], "content": "snow ☃"], 400, "'☃' at position 6"),
             (["recipients": Array(repeating: "board", count: 11), "content": "hi"], 400, "at most 10"),
             (["recipients": [], "content": "hi"], 400, "non-empty list"),
-            (["recipients": ["board"], "content": "hi", "contentType": "video"], 400, "'video' is not text or pattern"),
+            (["recipients": ["board"], "content": "hi", "contentType": "video"], 400, "'video' is not text, pattern or vbml"),
             (["recipients": ["board"], "content": "[[1,99]]", "contentType": "pattern"], 400, "99"),
             (["recipients": ["board"], "content": "hi", "unlockAt": "soon"], 400, "unlockAt"),
             (["recipients": ["board"], "content": "hi", "unlockAt": Date().timeIntervalSince1970 + 49 * 3600], 400, "after the message expires"),

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Composes what each zone shows into its board's frame: the sender's name on the first row
 /// when the zone asks, then the text laid out on the rest of the zone (or a pattern of codes
 /// placed from its top-left). A zone with no message is blank.
@@ -41,21 +43,44 @@ public struct Composer: Sendable {
         case .pattern:
             switch PatternCodes.parse(message.content) {
             case .success(let codes):
-                for (r, line) in codes.prefix(rows - top).enumerated() {
-                    for (c, code) in line.prefix(cols).enumerated() {
-                        let (glyph, sub) = mapper.map(.code(code))
-                        frame[top + r, c] = glyph
-                        if let sub, !substitutions.contains(sub) { substitutions.append(sub) }
-                    }
-                }
+                substitutions += place(codes, on: &frame, top: top, mapper: mapper, already: substitutions)
                 if codes.count > rows - top || codes.contains(where: { $0.count > cols }) {
                     cut = ["pattern of \(codes.count) rows × \(codes.map(\.count).max() ?? 0) columns cropped to \(rows - top) × \(cols)"]
                 }
             case .failure(let error):
                 problem = error.description
             }
+        case .vbml:
+            do throws(VBMLDocument.Problem) {
+                let document = try VBMLDocument.decode(Data(message.content.utf8))
+                let codes = try VBML.render(document, rows: rows - top, cols: cols, seed: Self.seed(message.id))
+                substitutions += place(codes, on: &frame, top: top, mapper: mapper, already: substitutions)
+                if codes.count > rows - top || codes.contains(where: { $0.count > cols }) {
+                    cut = ["VBML of \(codes.count) rows × \(codes.map(\.count).max() ?? 0) columns cropped to \(rows - top) × \(cols)"]
+                }
+            } catch {
+                problem = "VBML: \(error.description)"
+            }
         }
         return Part(frame: frame, cut: cut, substitutions: substitutions, problem: problem)
+    }
+
+    /// Places rows of codes from the frame's row `top`, cropping; returns the new substitutions.
+    private func place(_ codes: [[Int]], on frame: inout Frame, top: Int, mapper: GlyphMapper, already: [Substitution]) -> [Substitution] {
+        var added: [Substitution] = []
+        for (r, line) in codes.prefix(frame.rows - top).enumerated() {
+            for (c, code) in line.prefix(frame.cols).enumerated() {
+                let (glyph, sub) = mapper.map(.code(code))
+                frame[top + r, c] = glyph
+                if let sub, !already.contains(sub), !added.contains(sub) { added.append(sub) }
+            }
+        }
+        return added
+    }
+
+    /// A message's own seed (FNV-1a of its id), so that its random chips stay the same.
+    static func seed(_ id: String) -> UInt64 {
+        id.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 }
 

@@ -7,6 +7,8 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         case text
         /// Rows of Vestaboard codes as JSON (`[[63,64],[65]]`), placed from the zone's top-left.
         case pattern
+        /// A VBML document (JSON), rendered onto the zone's size.
+        case vbml
     }
 
     /// How long a message lives after it was sent (48 h, as the message API says).
