@@ -19,6 +19,8 @@ public struct FlapdConfig: Sendable {
     public var messageAPI: MessageAPIConfig?
     /// Where senders' messages show. With a message API and no zones: everyone, whole first board.
     public var zones: [Zone] = []
+    /// Boards addressed together as one grid (zones and the local API may name a grid).
+    public var grids: [BoardGrid] = []
 
     public init() {}
 
@@ -28,13 +30,26 @@ public struct FlapdConfig: Sendable {
     public var routedZones: [Zone] {
         guard !zones.contains(where: \.takesLocal), boards.indices.contains(localBoardIndex) else { return zones }
         let b = boards[localBoardIndex]
-        return zones + [Zone(board: localBoardIndex, rows: 0..<b.rows, cols: 0..<b.cols,
-                             senders: .listed([InboxMessage.localSenderID]), layout: b.layout)]
+        var zone = Zone(board: localBoardIndex, rows: 0..<localSize.rows, cols: 0..<localSize.cols,
+                        senders: .listed([InboxMessage.localSenderID]), layout: b.layout)
+        if let grid = localGrid { zone.pieces = grid.pieces(rows: zone.rows, cols: zone.cols) }
+        return zones + [zone]
     }
 
-    /// The board the local API addresses.
+    /// The board the local API addresses (the first of its grid, when it addresses a grid).
     public var localBoardIndex: Int {
-        localAPI.board.flatMap { id in boards.firstIndex { $0.id == id } } ?? 0
+        if let grid = localGrid { return grid.boards[0][0] }
+        return localAPI.board.flatMap { id in boards.firstIndex { $0.id == id } } ?? 0
+    }
+
+    /// The grid the local API addresses, if it names one.
+    public var localGrid: BoardGrid? { localAPI.board.flatMap { id in grids.first { $0.id == id } } }
+
+    /// The size of what the local API addresses: its board, or its grid.
+    public var localSize: (rows: Int, cols: Int) {
+        if let grid = localGrid { return (grid.rows, grid.cols) }
+        let b = boards.indices.contains(localBoardIndex) ? boards[localBoardIndex] : BoardConfig()
+        return (b.rows, b.cols)
     }
 }
 
@@ -117,7 +132,19 @@ public struct SerialConfig: Sendable, Equatable {
 
 /// One board.
 public struct BoardConfig: Sendable {
+    /// The Vestaboard models, as presets of size (and of the face of code 62).
+    public enum Model: String, Sendable, CaseIterable {
+        /// 6 × 22.
+        case flagship
+        /// 3 × 15; code 62 is a heart (❤), not a degree sign.
+        case note
+        public var size: (rows: Int, cols: Int) { self == .note ? (3, 15) : (6, 22) }
+    }
+
     public var id = "wall"
+    public var model: Model?
+    /// Code 62 drawn as ❤ (a Note), not °.
+    public var heart: Bool { model == .note }
     public var rows = 6
     public var cols = 22
     public var drum = Drum.standard

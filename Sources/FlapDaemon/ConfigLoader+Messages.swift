@@ -56,19 +56,58 @@ extension ConfigLoader {
         return zones.map(\.zone)
     }
 
+    /// `grids: [{id, boards: [[left, right], …]}]`: boards addressed together, row by row.
+    static func grids(_ root: ConfigNode, boards: [BoardConfig]) -> [BoardGrid] {
+        guard let list = root.value("grids") else { return [] }
+        guard let items = list.sequence else { root.issues.add("grids", list, "expected a list of grids"); return [] }
+        var grids: [BoardGrid] = []
+        var taken: Set<String> = Set(boards.map(\.id))
+        for (i, item) in items.enumerated() {
+            let node = ConfigNode(item, path: "grids[\(i)]", issues: root.issues)
+            let id = node.string("id") ?? "grid\(i)"
+            if !taken.insert(id).inserted { node.issues.add(node.sub("id"), node.value("id"), "'\(id)' is used by another board or grid") }
+            var rows: [[Int]] = []
+            var readable = true
+            for (r, row) in (node.value("boards")?.sequence ?? []).enumerated() {
+                var indexes: [Int] = []
+                for (c, name) in (row.sequence ?? []).enumerated() {
+                    if let b = boards.firstIndex(where: { $0.id == name.string }) { indexes.append(b) } else {
+                        node.issues.add(node.sub("boards[\(r)][\(c)]"), name, "'\(name.string ?? "")' is not a board (boards: \(boards.map(\.id).joined(separator: ", ")))")
+                        readable = false
+                    }
+                }
+                rows.append(indexes)
+            }
+            node.rejectUnknownKeys()
+            guard readable else { continue }
+            do throws(BoardGrid.Problem) {
+                grids.append(try BoardGrid(id: id, boards: rows, size: { (boards[$0].rows, boards[$0].cols) }, name: { boards[$0].id }))
+            } catch {
+                node.issues.add(node.sub("boards"), node.value("boards"), error.description)
+            }
+        }
+        let members = grids.flatMap { $0.boards.joined() }
+        if Set(members).count != members.count { root.issues.add("grids", list, "a board belongs to one grid at most") }
+        return grids
+    }
+
     private static func zone(_ node: ConfigNode, config: FlapdConfig) -> Zone? {
         var board = 0
         var known = true
+        var grid: BoardGrid?
         if let id = node.string("board") {
-            if let i = config.boards.firstIndex(where: { $0.id == id }) { board = i } else {
+            if let i = config.boards.firstIndex(where: { $0.id == id }) { board = i }
+            else if let g = config.grids.first(where: { $0.id == id }) { grid = g; board = g.boards[0][0] }
+            else {
                 node.issues.add(node.sub("board"), node.value("board"),
-                                "'\(id)' is not a board (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
+                                "'\(id)' is not a board or grid (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
                 known = false
             }
         }
         let b = config.boards[board]
-        let rows = span(node, "rows", size: b.rows, what: "rows", board: b.id)
-        let cols = span(node, "cols", size: b.cols, what: "columns", board: b.id)
+        let size = grid.map { ($0.rows, $0.cols, $0.id) } ?? (b.rows, b.cols, b.id)
+        let rows = span(node, "rows", size: size.0, what: "rows", board: size.2)
+        let cols = span(node, "cols", size: size.1, what: "columns", board: size.2)
         var senders = Zone.Senders.everyoneElse
         if let v = node.value("senders") {
             if v.string == "*" {
@@ -89,7 +128,9 @@ extension ConfigLoader {
         let rotate = node.value("rotate_seconds") == nil ? nil : Double(node.int("rotate_seconds", default: 10, in: 1...86_400))
         node.rejectUnknownKeys()
         guard known, let rows, let cols else { return nil }
-        return Zone(board: board, rows: rows, cols: cols, senders: senders, layout: layout, nameLine: nameLine, rotateSeconds: rotate)
+        var zone = Zone(board: board, rows: rows, cols: cols, senders: senders, layout: layout, nameLine: nameLine, rotateSeconds: rotate)
+        if let grid { zone.pieces = grid.pieces(rows: rows, cols: cols) }
+        return zone
     }
 
     /// `[first, last]` (inclusive, from 0) within the board; absent: all of it.

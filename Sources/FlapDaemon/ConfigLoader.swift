@@ -111,9 +111,10 @@ public enum ConfigLoader {
         for (i, b) in config.boards.enumerated() where !seen.insert(b.id).inserted {
             root.issues.add("boards[\(i)].id", root.value("boards")?.sequence?[i]["id"], "'\(b.id)' is used by another board")
         }
-        if let id = config.localAPI.board, !config.boards.contains(where: { $0.id == id }) {
+        config.grids = grids(root, boards: config.boards)
+        if let id = config.localAPI.board, !config.boards.contains(where: { $0.id == id }), !config.grids.contains(where: { $0.id == id }) {
             root.issues.add("local_api.board", root.child("local_api").value("board"),
-                            "'\(id)' is not a board (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
+                            "'\(id)' is not a board or grid (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
         }
         config.zones = zones(root, config: config)
         root.rejectUnknownKeys()
@@ -197,8 +198,14 @@ public enum ConfigLoader {
     static func board(_ node: ConfigNode, defaults: FlapdConfig) -> BoardConfig {
         var b = BoardConfig()
         b.id = node.string("id") ?? (node.path == "boards[0]" ? "wall" : node.path)
-        b.rows = node.int("rows", default: 6, in: 1...128)
-        b.cols = node.int("cols", default: 22, in: 1...128)
+        if node.value("model") != nil { b.model = node.choice("model", default: BoardConfig.Model.flagship) }
+        let size = b.model?.size ?? (rows: 6, cols: 22)
+        b.rows = node.int("rows", default: size.rows, in: 1...128)
+        b.cols = node.int("cols", default: size.cols, in: 1...128)
+        if let model = b.model, (b.rows, b.cols) != model.size {
+            node.issues.add(node.sub("model"), node.value("model"),
+                            "a \(model.rawValue) is \(model.size.rows) × \(model.size.cols), but rows × cols say \(b.rows) × \(b.cols)")
+        }
         b.output = node.choice("output", default: OutputKind.virtual)
         b.motion = node.choice("motion", default: defaults.motion)
         b.timing = timing(node.child("timing"), default: defaults.timing)

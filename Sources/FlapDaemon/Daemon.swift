@@ -45,7 +45,7 @@ public struct Daemon: Sendable {
         let style: VirtualBoard.Style = options.plain || !VirtualBoard.isTerminal() ? .plain : .live
         let virtual = VirtualBoard(
             config.boards.enumerated().filter { $0.element.output == .virtual }.map { i, b in
-                VirtualBoard.Shown(board: i, rows: b.rows, cols: b.cols, id: b.id)
+                VirtualBoard.Shown(board: i, rows: b.rows, cols: b.cols, id: b.id, heart: b.heart)
             },
             style: style)
         let trace = try options.tracePath.map { try TraceWriter(path: $0, boardIDs: config.boards.map(\.id)) }
@@ -119,10 +119,10 @@ public struct Daemon: Sendable {
             host: api.bind, port: api.port, limits: LocalAPI.limits,
             onRunning: { [logger] port in
                 logger.notice("local API listening on http://\(api.bind):\(port)",
-                              metadata: ["board": "\(config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
+                              metadata: ["board": "\(config.localAPI.board ?? config.boards[board].id)", "key": "\(api.key == nil ? "none" : "required")"])
                 status?.ready()
             },
-            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, board: board, key: api.key, enablementToken: api.enablementToken,
+            handler: LocalAPI.handler(wall: wall, mailroom: mailroom, key: api.key, enablementToken: api.enablementToken,
                                       logger: logger, status: daemonStatus))
         if api.enabled {
             members.append(.service("local API", app))

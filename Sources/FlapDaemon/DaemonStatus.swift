@@ -61,7 +61,7 @@ public struct DaemonStatus: Sendable {
         wall.config.boards.indices.map { i in
             let b = wall.config.boards[i]
             return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,
-                                      moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i)),
+                                      moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i), heart: b.heart),
                                       target: wall.target(board: i).codes, modules: modules(board: i))
         }
     }

@@ -7,7 +7,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 
-/// The Vestaboard-compatible local HTTP API of one board:
+/// The Vestaboard-compatible local HTTP API of one board (or of one grid of boards, as one):
 /// `POST /local-api/message` (codes, `{"characters"}` or `{"text"}`) → 201, and
 /// `GET /local-api/message` → `{"message": [[codes]]}`, guarded by `X-Vestaboard-Local-Api-Key`
 /// when a key is configured; also `GET /status`, `GET /metrics` and `POST /home`.
@@ -30,7 +30,7 @@ public enum LocalAPI {
     /// Answers one request: refuses it without the configured key (compared in constant time)
     /// with 401 and the plain text `Invalid API key` (what Vestaboard answers, and what Home
     /// Assistant's integration compares), else routes it. The enablement takes its token instead.
-    static func handler(wall: Wall, mailroom: Mailroom, board: Int, key: String?, enablementToken: String? = nil,
+    static func handler(wall: Wall, mailroom: Mailroom, key: String?, enablementToken: String? = nil,
                         logger: Logger, status: DaemonStatus)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
@@ -51,8 +51,8 @@ public enum LocalAPI {
             case (.POST, "/home"):
                 let boards = await BlockingWork.run { status.gpio.homeAll() }  // reads calibration.json
                 return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
-            case (.GET, "/local-api/message"): return json(200, ["message": wall.target(board: board).codes])
-            case (.POST, "/local-api/message"): return await post(request, mailroom: mailroom, board: wall.config.boards[board], logger: logger)
+            case (.GET, "/local-api/message"): return json(200, ["message": codes(wall)])
+            case (.POST, "/local-api/message"): return await post(request, mailroom: mailroom, wall: wall, logger: logger)
             case (_, let path) where paths.contains(path):
                 return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
             default: return json(404, ["error": "no such path: \(request.path)"])
@@ -62,7 +62,20 @@ public enum LocalAPI {
 
     /// Takes a message as the local sender's (`@local`): it goes the way of every message, into
     /// the inbox and onto the zones that take it — by default the whole board.
-    static func post(_ request: Request, mailroom: Mailroom, board b: BoardConfig, logger: Logger) async -> Response {
+    /// What the local API's board (or grid of boards) is going to show, as codes.
+    static func codes(_ wall: Wall) -> [[Int]] {
+        guard let grid = wall.config.localGrid else { return wall.target(board: wall.config.localBoardIndex).codes }
+        var rows = Array(repeating: Array(repeating: 0, count: grid.cols), count: grid.rows)
+        for (board, o) in grid.origins {
+            for (r, line) in wall.target(board: board).codes.prefix(o.rows).enumerated() {
+                for (c, code) in line.prefix(o.cols).enumerated() { rows[o.row + r][o.col + c] = code }
+            }
+        }
+        return rows
+    }
+
+    static func post(_ request: Request, mailroom: Mailroom, wall: Wall, logger: Logger) async -> Response {
+        let b = wall.config.localSize
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
         let post: LocalPost
         switch LocalPost.parse(Data(buffer: request.body)) {
@@ -94,7 +107,7 @@ public enum LocalAPI {
         }
         logger.info("message accepted", metadata: [
             "transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])
-        var reply: [String: Any] = ["message": shown.frame.codes, "transition": shown.transition.number,
+        var reply: [String: Any] = ["message": wall.config.localGrid == nil ? shown.frame.codes : codes(wall), "transition": shown.transition.number,
                                     "flips": shown.transition.plan.flipCount]
         if !shown.cut.isEmpty { reply["cut"] = shown.cut }
         if !shown.substitutions.isEmpty { reply["substitutions"] = shown.substitutions.map(\.description) }

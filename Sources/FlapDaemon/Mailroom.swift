@@ -214,9 +214,19 @@ public final class Mailroom: Sendable {
                     logger.warning("message did not fit its zone and was cut", metadata: ["id": "\(message.id)", "cut": "\(part.cut.joined(separator: " / "))"])
                 }
                 if message.id == posted, postedPart == nil { (postedPart, postedBoard) = (part, zone.board) }
-                drawn[zone.board, default: []].append(Drawn(zone: zone, message: message, part: part))
+                guard !zone.pieces.isEmpty else {
+                    drawn[zone.board, default: []].append(Drawn(zone: zone, message: message, part: part))
+                    continue
+                }
+                // A zone on a grid: each board draws its piece of the zone's rectangle.
+                for p in zone.pieces where p.board < boards.count {
+                    var piece = part
+                    piece.frame = part.frame.cropped(row: p.partRow, col: p.partCol, rows: p.rows.count, cols: p.cols.count)
+                    let on = Zone(board: p.board, rows: p.rows, cols: p.cols, senders: zone.senders)
+                    drawn[p.board, default: []].append(Drawn(zone: on, message: message, part: piece))
+                }
             }
-            for board in Set(s.router.zones.map(\.board)) where board < boards.count {
+            for board in Set(s.router.zones.flatMap { $0.rectangles.map(\.board) }) where board < boards.count {
                 let b = boards[board]
                 // The older message first, the newer over it (zones in config order when as new).
                 let parts = (drawn[board] ?? []).enumerated()

@@ -7,6 +7,8 @@ struct ANSIBoard {
     let cols: Int
     /// Screen line (0-based) of the board's top border.
     let top: Int
+    /// Code 62 drawn ❤ (a Note).
+    var heart = false
 
     /// Screen lines the board takes, borders included.
     var height: Int { rows + 2 }
@@ -50,6 +52,6 @@ struct ANSIBoard {
         }
         // Neighbouring modules alternate two dark greys so that each flap reads on its own.
         let shade = (row + col) % 2 == 0 ? 28 : 36
-        return "\(Self.esc)48;2;\(shade);\(shade);\(shade)m\(Self.esc)1;38;2;245;245;245m \(glyph.text) "
+        return "\(Self.esc)48;2;\(shade);\(shade);\(shade)m\(Self.esc)1;38;2;245;245;245m \(PlainFrame.character(glyph, heart: heart)) "
     }
 }

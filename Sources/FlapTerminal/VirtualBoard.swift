@@ -19,8 +19,10 @@ public final class VirtualBoard: FlipObserver {
         public var rows: Int
         public var cols: Int
         public var id: String
-        public init(board: Int, rows: Int, cols: Int, id: String) {
-            self.board = board; self.rows = rows; self.cols = cols; self.id = id
+        /// Code 62 drawn ❤ (a Note).
+        public var heart: Bool
+        public init(board: Int, rows: Int, cols: Int, id: String, heart: Bool = false) {
+            self.board = board; self.rows = rows; self.cols = cols; self.id = id; self.heart = heart
         }
     }
 
@@ -42,19 +44,20 @@ public final class VirtualBoard: FlipObserver {
         var screens: [Int: ANSIBoard] = [:]
         var line = 0
         for s in shown {
-            screens[s.board] = ANSIBoard(rows: s.rows, cols: s.cols, top: line)
+            screens[s.board] = ANSIBoard(rows: s.rows, cols: s.cols, top: line, heart: s.heart)
             line += s.rows + 2
         }
         self.screens = screens
         self.reserved = line
+        let hearts = Set(shown.filter(\.heart).map(\.board))
         let labels = shown.count > 1 ? Dictionary(uniqueKeysWithValues: shown.map { ($0.board, "[\($0.id)]\n") }) : [:]
-        queue = OutputQueue(name: "virtual-board") { [screens] items in
+        queue = OutputQueue(name: "virtual-board") { [screens, hearts] items in
             var out = ""
             for item in items {
                 switch item {
                 case .text(let s): out += s
                 case .cell(let b, let g, let r, let c): out += screens[b]?.cell(g, row: r, col: c) ?? ""
-                case .settled(let b, let f): out += (labels[b] ?? "") + PlainFrame.render(f)
+                case .settled(let b, let f): out += (labels[b] ?? "") + PlainFrame.render(f, heart: hearts.contains(b))
                 }
             }
             FileOutput.write(out, to: fd)

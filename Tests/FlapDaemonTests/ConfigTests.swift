@@ -285,7 +285,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
         let expected = [
             "message_api.url: 'ws://nope' is not an http:// or https:// URL (line 1)",
             "message_api.token: missing",
-            "zones[0].board: 'attic' is not a board (boards: hall) (line 4)",
+            "zones[0].board: 'attic' is not a board or grid (boards: hall) (line 4)",
             "zones[1].rows: [0, 6] is outside board 'hall' (rows 0…5) (line 5)",
             "zones[2].cols: [5, 1] is outside board 'hall' (columns 0…21) (line 6)",
             "zones[4]: overlaps zone rows 0…2, columns 0…21 of board 'hall' (line 8)",

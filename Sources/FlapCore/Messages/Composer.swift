@@ -85,6 +85,15 @@ public struct Composer: Sendable {
 }
 
 extension Frame {
+    /// The `rows` × `cols` part of this frame from (row, col).
+    public func cropped(row: Int, col: Int, rows: Int, cols: Int) -> Frame {
+        var part = Frame(rows: rows, cols: cols)
+        for r in 0..<rows where row + r < self.rows {
+            for c in 0..<cols where col + c < self.cols { part[r, c] = self[row + r, col + c] }
+        }
+        return part
+    }
+
     /// Copies another frame onto this one with its top-left at (row, col), cropping what falls
     /// outside.
     public mutating func paste(_ part: Frame, row: Int, col: Int) {

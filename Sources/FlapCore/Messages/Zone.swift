@@ -18,6 +18,27 @@ public struct Zone: Hashable, Sendable {
     public var nameLine: Bool
     /// With several live senders: show each this many seconds in turn; nil: show the latest.
     public var rotateSeconds: Double?
+    /// A zone on a grid of boards: `rows` and `cols` count in the grid, `board` is its first
+    /// board, and these are its parts on each board. Empty for a zone on one board.
+    public var pieces: [Piece] = []
+
+    /// The part of a grid's zone on one board: where it is on the board, and where that part
+    /// begins in the zone's own rectangle.
+    public struct Piece: Hashable, Sendable {
+        public var board: Int
+        public var rows: Range<Int>
+        public var cols: Range<Int>
+        public var partRow: Int
+        public var partCol: Int
+        public init(board: Int, rows: Range<Int>, cols: Range<Int>, partRow: Int, partCol: Int) {
+            self.board = board; self.rows = rows; self.cols = cols; self.partRow = partRow; self.partCol = partCol
+        }
+    }
+
+    /// The zone's rectangles, one per board it covers.
+    public var rectangles: [Piece] {
+        pieces.isEmpty ? [Piece(board: board, rows: rows, cols: cols, partRow: 0, partCol: 0)] : pieces
+    }
 
     public init(board: Int = 0, rows: Range<Int>, cols: Range<Int>, senders: Senders = .everyoneElse,
                 layout: Layout = Layout(), nameLine: Bool = false, rotateSeconds: Double? = nil) {
@@ -43,7 +64,9 @@ public struct Zone: Hashable, Sendable {
 
     /// Whether two zones share a module.
     public func overlaps(_ other: Zone) -> Bool {
-        board == other.board && rows.overlaps(other.rows) && cols.overlaps(other.cols)
+        rectangles.contains { a in
+            other.rectangles.contains { b in a.board == b.board && a.rows.overlaps(b.rows) && a.cols.overlaps(b.cols) }
+        }
     }
 }
 
