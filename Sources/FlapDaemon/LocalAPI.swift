@@ -86,17 +86,17 @@ public enum LocalAPI {
         let posted: Wall.Shown?
         switch post.message {
         case .text(let text):
-            posted = await mailroom.post(text, type: .text, how: how)  // saves the inbox first
+            posted = await mailroom.post(text, type: .text, how: how, duration: post.duration)  // saves the inbox first
         case .codes(let codes):
             do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": error.description])
             }
-            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how)
+            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how, duration: post.duration)
         case .vbml(let document):
             do throws(VBMLDocument.Problem) { _ = try VBML.render(document, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": "VBML: \(error.description)"])
             }
-            posted = await mailroom.post(document.json(), type: .vbml, how: how)
+            posted = await mailroom.post(document.json(), type: .vbml, how: how, duration: post.duration)
         }
         guard let shown = posted else {
             if mailroom.isStopped {

@@ -10,9 +10,12 @@ public struct LocalPost: Equatable, Sendable {
     public var transition: TransitionFields
     /// `arriveAt`: the instant (ISO 8601, or seconds since 1970) at which every module lands.
     public var arriveAt: Double?
+    /// `duration`: seconds (10 s – 12 h) the message shows before what was there comes back.
+    public var duration: Double?
 
     private struct When: Decodable { var arriveAt: Double? }
     private struct WhenText: Decodable { var arriveAt: String? }
+    private struct Lasting: Decodable { var duration: Double? }
 
     /// Reads a body as `LocalMessage.parse` does, then the fields of its transition.
     public static func parse(_ body: Data) -> Result<LocalPost, LocalAPIError> {
@@ -47,7 +50,13 @@ public struct LocalPost: Equatable, Sendable {
         if let a = arriveAt, !(0...4_102_444_800).contains(a) {
             return .failure(.badRequest("arriveAt: \(a) is not an instant between 1970 and 2100"))
         }
-        return .success(LocalPost(message: message, transition: fields, arriveAt: arriveAt))
+        guard let lasting = try? JSONDecoder().decode(Lasting.self, from: body) else {
+            return .failure(.badRequest("duration is not a number of seconds"))
+        }
+        if let d = lasting.duration, !InboxMessage.durationRange.contains(d) {
+            return .failure(.badRequest("duration: \(d) s is outside 10 s – 12 h (10…43200)"))
+        }
+        return .success(LocalPost(message: message, transition: fields, arriveAt: arriveAt, duration: lasting.duration))
     }
 }
 

@@ -133,13 +133,14 @@ public final class Mailroom: Sendable {
     /// when the board showed this already — with what was cut or substituted in that zone; nil
     /// when no zone takes the local sender.
     /// `how`: the transition the message asks for, and the instant it is to land, if any.
+    /// `duration`: a temporary message, shown that many seconds before what was there comes back.
     public func post(_ content: String, type: InboxMessage.ContentType,
-                     how: (transition: TransitionFields?, arriveAt: Double?) = (nil, nil)) async -> Wall.Shown? {
+                     how: (transition: TransitionFields?, arriveAt: Double?) = (nil, nil), duration: Double? = nil) async -> Wall.Shown? {
         await onDesk {
             let t = self.now()
             let message = InboxMessage(id: "local-\(UUID().uuidString.lowercased())", senderID: InboxMessage.localSenderID,
                                        senderName: "local", content: content, contentType: type, sentAt: t,
-                                       transition: how.transition, arriveAt: how.arriveAt)
+                                       transition: how.transition, arriveAt: how.arriveAt, duration: duration)
             var next = self.state.withLock { $0.saved }
             next.inbox.receive(message, now: t)
             return self.publish(&next, posted: message.id)

@@ -12,10 +12,15 @@ struct Send: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Send this VBML document (JSON: {props, style, components}); the board renders it on its own size.",
                                valueName: "file"))
     var vbml: String?
+    @Option(help: ArgumentHelp("A temporary message: shown this many seconds (10…43200), then what was there comes back.", valueName: "seconds"))
+    var duration: Double?
     @OptionGroup var api: LocalAPIOptions
 
     func validate() throws {
         guard (text == nil) != (vbml == nil) else { throw ValidationError("give the message text, or --vbml FILE (one of them)") }
+        if let duration, !InboxMessage.durationRange.contains(duration) {
+            throw ValidationError("--duration: \(duration) s is outside 10 s – 12 h (10…43200)")
+        }
     }
 
     func run() async throws {
@@ -27,9 +32,13 @@ struct Send: AsyncParsableCommand {
             do throws(VBMLDocument.Problem) { _ = try VBMLDocument.decode(bytes) } catch {
                 throw fail("--vbml: \(vbml): \(error.description)")
             }
-            body = bytes
+            guard var object = try JSONSerialization.jsonObject(with: bytes) as? [String: Any] else { throw fail("--vbml: \(vbml) is not a JSON object") }
+            if let duration { object["duration"] = duration }
+            body = try JSONSerialization.data(withJSONObject: object)
         } else {
-            body = try JSONSerialization.data(withJSONObject: ["text": text ?? ""])
+            var object: [String: Any] = ["text": text ?? ""]
+            if let duration { object["duration"] = duration }
+            body = try JSONSerialization.data(withJSONObject: object)
         }
         let answer = try api.request("POST", "/local-api/message", body: body)
         let status = answer.status

@@ -18,11 +18,13 @@ public struct APIMessage: Codable, Hashable, Sendable {
     public var transition: TransitionFields?
     /// The instant every module lands on it (a Flapboard extension).
     public var arriveAt: Double?
+    /// A temporary message's seconds on the board (a Flapboard extension).
+    public var duration: Double?
 
     public init(id: String, senderID: String, senderUsername: String, senderDisplayName: String? = nil,
                 recipientID: String? = nil, content: String, contentType: InboxMessage.ContentType = .text,
                 timestamp: Double, unlockAt: Double? = nil, expiresAt: Double? = nil, status: String? = nil,
-                transition: TransitionFields? = nil, arriveAt: Double? = nil) {
+                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderUsername = senderUsername
@@ -36,13 +38,15 @@ public struct APIMessage: Codable, Hashable, Sendable {
         self.status = status
         self.transition = transition
         self.arriveAt = arriveAt
+        self.duration = duration
     }
 
     /// The message as a board keeps it.
     public var inboxMessage: InboxMessage {
         InboxMessage(id: id, senderID: senderID, senderName: senderUsername, content: content,
                      contentType: contentType, sentAt: timestamp, unlockAt: unlockAt, expiry: expiresAt,
-                     transition: transition, arriveAt: arriveAt)
+                     transition: transition, arriveAt: arriveAt,
+                     duration: duration.map { min(max($0, InboxMessage.durationRange.lowerBound), InboxMessage.durationRange.upperBound) })
     }
 }
 

@@ -7,15 +7,39 @@
 /// sender (`InboxMessage.localSenderID`) is one sender among the others, except that its newest
 /// message always replaces the one before, never expires, and a catch-up with the server
 /// leaves it alone.
+///
+/// A temporary message (one with a `duration`) shows over its sender's message, which is kept
+/// beneath it: when it goes (its duration over, or deleted), the one beneath shows again.
 public struct Inbox: Codable, Hashable, Sendable {
     /// The message each sender shows, by sender id.
     public private(set) var live: [String: InboxMessage] = [:]
+    /// Under a sender's temporary message: what it showed before, to show again after.
+    public private(set) var beneath: [String: InboxMessage] = [:]
     /// Messages waiting for their `unlockAt`.
     public private(set) var held: [InboxMessage] = []
     /// Ids already taken (or deleted), with when each may be forgotten.
     private var seen: [String: Double] = [:]
 
     public init() {}
+
+    private enum CodingKeys: String, CodingKey { case live, beneath, held, seen }
+
+    /// Reads an inbox saved by this version or an earlier one (without `beneath`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        live = try c.decode([String: InboxMessage].self, forKey: .live)
+        beneath = try c.decodeIfPresent([String: InboxMessage].self, forKey: .beneath) ?? [:]
+        held = try c.decode([InboxMessage].self, forKey: .held)
+        seen = try c.decode([String: Double].self, forKey: .seen)
+    }
+
+    /// Makes `message` its sender's live one; a temporary message keeps what it covers beneath.
+    private mutating func show(_ message: InboxMessage) {
+        let sender = message.senderID
+        if message.duration == nil { beneath[sender] = nil }
+        else if let current = live[sender], current.duration == nil { beneath[sender] = current }
+        live[sender] = message
+    }
 
     /// What taking a message did.
     public enum Outcome: Equatable, Sendable {
@@ -27,7 +51,7 @@ public struct Inbox: Codable, Hashable, Sendable {
     public mutating func receive(_ message: InboxMessage, now: Double) -> Outcome {
         if message.isLocal {
             // Delivered once, by this process: nothing to remember, and the newest wins.
-            live[message.senderID] = message
+            show(message)
             return .shown
         }
         guard seen[message.id] == nil else { return .duplicate }
@@ -38,7 +62,7 @@ public struct Inbox: Codable, Hashable, Sendable {
             return .held
         }
         if let current = live[message.senderID], current.visibleAt > message.visibleAt { return .superseded }
-        live[message.senderID] = message
+        show(message)
         return .shown
     }
 
@@ -47,8 +71,9 @@ public struct Inbox: Codable, Hashable, Sendable {
     public mutating func delete(id: String, now: Double) -> Bool {
         seen[id] = seen[id] ?? now + InboxMessage.lifetime
         held.removeAll { $0.id == id }
+        if let sender = beneath.first(where: { $0.value.id == id })?.key { beneath[sender] = nil }
         guard let sender = live.first(where: { $0.value.id == id })?.key else { return false }
-        live[sender] = nil
+        live[sender] = beneath.removeValue(forKey: sender)
         return true
     }
 
@@ -59,7 +84,7 @@ public struct Inbox: Codable, Hashable, Sendable {
     public mutating func sync(with server: [InboxMessage], now: Double) -> Bool {
         let before = live
         let ids = Set(server.map(\.id))
-        for m in Array(live.values) + held where !m.isLocal && !ids.contains(m.id) { delete(id: m.id, now: now) }
+        for m in Array(live.values) + Array(beneath.values) + held where !m.isLocal && !ids.contains(m.id) { delete(id: m.id, now: now) }
         for m in server.sorted(by: { $0.visibleAt < $1.visibleAt }) { receive(m, now: now) }
         return live != before
     }
@@ -74,9 +99,10 @@ public struct Inbox: Codable, Hashable, Sendable {
         held.removeAll { $0.visibleAt <= now + lead || $0.expiresAt <= now }
         for m in due where m.expiresAt > now {
             if let current = live[m.senderID], current.visibleAt > m.visibleAt { continue }
-            live[m.senderID] = m
+            show(m)
         }
-        for (sender, m) in live where m.expiresAt <= now { live[sender] = nil }
+        beneath = beneath.filter { $0.value.expiresAt > now }
+        for (sender, m) in live where m.expiresAt <= now { live[sender] = beneath.removeValue(forKey: sender) }
         seen = seen.filter { $0.value > now }
         return live != before
     }

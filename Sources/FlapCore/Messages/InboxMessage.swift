@@ -33,10 +33,16 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     public var transition: TransitionFields?
     /// The instant every module of its boards lands on it, when the message asks for one.
     public var arriveAt: Double?
+    /// A temporary message: shown this many seconds (`durationRange`), then what its sender
+    /// showed before comes back.
+    public var duration: Double?
+
+    /// How long a temporary message may show: 10 s to 12 h.
+    public static let durationRange: ClosedRange<Double> = 10...43_200
 
     public init(id: String, senderID: String, senderName: String, content: String,
                 contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil,
-                transition: TransitionFields? = nil, arriveAt: Double? = nil) {
+                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderName = senderName
@@ -47,14 +53,17 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.expiry = expiry
         self.transition = transition
         self.arriveAt = arriveAt
+        self.duration = duration
     }
 
     /// Whether it came from the local API rather than the message API.
     public var isLocal: Bool { senderID == Self.localSenderID }
 
-    /// When it goes away: the server's expiry, never later than 48 h after it was sent; never
-    /// for a local message.
-    public var expiresAt: Double { isLocal ? .infinity : min(expiry ?? .infinity, sentAt + Self.lifetime) }
+    /// When it goes away: the server's expiry, never later than 48 h after it was sent (never for
+    /// a local message); a temporary message, `duration` after it became visible.
+    public var expiresAt: Double {
+        min(isLocal ? .infinity : min(expiry ?? .infinity, sentAt + Self.lifetime), duration.map { visibleAt + $0 } ?? .infinity)
+    }
     /// When it may first be shown.
     public var visibleAt: Double { max(sentAt, unlockAt ?? sentAt) }
 }
