@@ -21,6 +21,8 @@ public struct FlapdConfig: Sendable {
     public var zones: [Zone] = []
     /// Boards addressed together as one grid (zones and the local API may name a grid).
     public var grids: [BoardGrid] = []
+    /// Hours in which the boards do not move for messages (or move gently), unless forced.
+    public var quietHours: QuietHours?
 
     public init() {}
 

@@ -96,6 +96,13 @@ public enum ConfigLoader {
         config.sound = sound(root.child("sound"))
         config.stateDir = root.string("state_dir")
         config.messageAPI = messageAPI(root.child("message_api"), environment: environment)
+        let quiet = root.child("quiet_hours")
+        if quiet.node != nil {
+            let from = timeOfDay(quiet, "from"), to = timeOfDay(quiet, "to")
+            let messages = quiet.choice("messages", default: QuietHours.Messages.hold)
+            if let from, let to { config.quietHours = QuietHours(from: from, to: to, messages: messages) }
+        }
+        quiet.rejectUnknownKeys()
         if let list = root.value("boards") {
             if let items = list.sequence, !items.isEmpty {
                 config.boards = items.enumerated().map { i, node in

@@ -63,9 +63,10 @@ public struct Daemon: Sendable {
             journal?.sent(board: board, module: module, code: config.boards[board].drum.glyphs[Int(flap)].code)
         }
         let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
-        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger, flush: gpio.flush) }
+        let counter = FlipCounter(directory: stateDir, sizes: config.boards.map { ($0.rows, $0.cols) })
+        let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger, flush: { gpio.flush(); counter.flush() }) }
         let optional: [(any FlipObserver)?] = [journal, trace, status, keeper]
-        let drivers: [any FlipObserver] = [virtual, watcher] + optional.compactMap { $0 }
+        let drivers: [any FlipObserver] = [virtual, watcher, counter] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { board, frame in
                             keeper?.changed()
@@ -88,7 +89,8 @@ public struct Daemon: Sendable {
             MessageAPIClient(config: api, logger: logger) { event in await mailroom.take(event) }
         }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
-        let daemonStatus = DaemonStatus(wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio)
+        let daemonStatus = DaemonStatus(wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio,
+                                        counter: counter, mailroom: mailroom)
         status?.read { daemonStatus.boards() }
 
         // Started in this order, stopped in reverse.

@@ -19,9 +19,14 @@ public struct DaemonStatus: Sendable {
     let serial: SerialOutputs
     let gpio: GPIOBoards
     let started: Int64
+    let counter: FlipCounter?
+    let mailroom: Mailroom?
 
     public init(wall: Wall, sound: ClackPlayer?, messages: (client: MessageAPIClient, mailroom: Mailroom)? = nil,
-                serial: SerialOutputs = SerialOutputs(), gpio: GPIOBoards = GPIOBoards(), started: Int64 = MonotonicClock.now()) {
+                serial: SerialOutputs = SerialOutputs(), gpio: GPIOBoards = GPIOBoards(), started: Int64 = MonotonicClock.now(),
+                counter: FlipCounter? = nil, mailroom: Mailroom? = nil) {
+        self.counter = counter
+        self.mailroom = mailroom ?? messages?.mailroom
         self.serial = serial
         self.gpio = gpio
         self.wall = wall
@@ -53,7 +58,12 @@ public struct DaemonStatus: Sendable {
             conductor: StatusReport.Conductor(flips: l.count, latenessP50Us: l.p50Micros, latenessP99Us: l.p99Micros,
                                               latenessMaxUs: l.maxMicros, early: l.early),
             messageApi: messageAPI, sound: sound, uptimeS: (uptime * 10).rounded() / 10,
-            versions: ["flapd": Self.version, "swift": Self.swiftVersion])
+            versions: ["flapd": Self.version, "swift": Self.swiftVersion],
+            quiet: wall.config.quietHours.map { q in
+                let now = Date().timeIntervalSince1970
+                return StatusReport.Quiet(active: q.holds(at: now), until: q.holds(at: now) ? q.end(after: now) : nil, messages: q.messages.rawValue)
+            },
+            waiting: mailroom?.waiting())
     }
 
     /// Every board as the report says it (what systemd's status line is read from).
@@ -62,7 +72,7 @@ public struct DaemonStatus: Sendable {
             let b = wall.config.boards[i]
             return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,
                                       moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i), heart: b.heart),
-                                      target: wall.target(board: i).codes, modules: modules(board: i))
+                                      target: wall.target(board: i).codes, modules: modules(board: i), flips: counter?.counts(board: i))
         }
     }
 

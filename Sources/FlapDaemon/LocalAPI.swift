@@ -86,19 +86,24 @@ public enum LocalAPI {
         let posted: Wall.Shown?
         switch post.message {
         case .text(let text):
-            posted = await mailroom.post(text, type: .text, how: how, duration: post.duration)  // saves the inbox first
+            posted = await mailroom.post(text, type: .text, how: how, duration: post.duration, forced: post.forced)  // saves the inbox first
         case .codes(let codes):
             do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": error.description])
             }
-            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how, duration: post.duration)
+            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how, duration: post.duration, forced: post.forced)
         case .vbml(let document):
             do throws(VBMLDocument.Problem) { _ = try VBML.render(document, rows: b.rows, cols: b.cols) } catch {
                 return json(400, ["error": "VBML: \(error.description)"])
             }
-            posted = await mailroom.post(document.json(), type: .vbml, how: how, duration: post.duration)
+            posted = await mailroom.post(document.json(), type: .vbml, how: how, duration: post.duration, forced: post.forced)
         }
         guard let shown = posted else {
+            if let until = mailroom.quietUntil {
+                logger.info("message kept for the end of the quiet hours")
+                return json(202, ["held": "quiet hours", "until": until,
+                                  "note": "kept; it shows when the quiet hours end (send it with \"forced\": true to show it now)"])
+            }
             if mailroom.isStopped {
                 return json(503, ["error": "flapd is stopping; the message is kept and shows after the restart"])
             }

@@ -12,10 +12,12 @@ public struct LocalPost: Equatable, Sendable {
     public var arriveAt: Double?
     /// `duration`: seconds (10 s – 12 h) the message shows before what was there comes back.
     public var duration: Double?
+    /// `forced`: shown even in quiet hours (as Vestaboard's API says it).
+    public var forced = false
 
     private struct When: Decodable { var arriveAt: Double? }
     private struct WhenText: Decodable { var arriveAt: String? }
-    private struct Lasting: Decodable { var duration: Double? }
+    private struct Lasting: Decodable { var duration: Double?; var forced: Bool? }
 
     /// Reads a body as `LocalMessage.parse` does, then the fields of its transition.
     public static func parse(_ body: Data) -> Result<LocalPost, LocalAPIError> {
@@ -50,13 +52,17 @@ public struct LocalPost: Equatable, Sendable {
         if let a = arriveAt, !(0...4_102_444_800).contains(a) {
             return .failure(.badRequest("arriveAt: \(a) is not an instant between 1970 and 2100"))
         }
-        guard let lasting = try? JSONDecoder().decode(Lasting.self, from: body) else {
+        let lasting: Lasting
+        do { lasting = try JSONDecoder().decode(Lasting.self, from: body) } catch let DecodingError.typeMismatch(_, c) {
+            return .failure(.badRequest(c.codingPath.first?.stringValue == "forced" ? "forced is not true or false" : "duration is not a number of seconds"))
+        } catch {
             return .failure(.badRequest("duration is not a number of seconds"))
         }
         if let d = lasting.duration, !InboxMessage.durationRange.contains(d) {
             return .failure(.badRequest("duration: \(d) s is outside 10 s – 12 h (10…43200)"))
         }
-        return .success(LocalPost(message: message, transition: fields, arriveAt: arriveAt, duration: lasting.duration))
+        return .success(LocalPost(message: message, transition: fields, arriveAt: arriveAt, duration: lasting.duration,
+                                  forced: lasting.forced ?? false))
     }
 }
 

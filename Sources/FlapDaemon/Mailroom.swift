@@ -30,6 +30,10 @@ public final class Mailroom: Sendable {
         var wake: Task<Void, Never>?
         /// Stopped: changes are still saved, but no board is shown any more.
         var stopped = false
+        /// Per board held by quiet hours: the messages it waits to show, and when the hours end.
+        var quietHeld: [Int: (messages: [InboxMessage], until: Double)] = [:]
+        /// Per board: when it was last shown a frame (seconds since 1970).
+        var shownAt: [Int: Double] = [:]
     }
 
     private let wall: Wall
@@ -135,12 +139,14 @@ public final class Mailroom: Sendable {
     /// `how`: the transition the message asks for, and the instant it is to land, if any.
     /// `duration`: a temporary message, shown that many seconds before what was there comes back.
     public func post(_ content: String, type: InboxMessage.ContentType,
-                     how: (transition: TransitionFields?, arriveAt: Double?) = (nil, nil), duration: Double? = nil) async -> Wall.Shown? {
+                     how: (transition: TransitionFields?, arriveAt: Double?) = (nil, nil), duration: Double? = nil,
+                     forced: Bool = false) async -> Wall.Shown? {
         await onDesk {
             let t = self.now()
             let message = InboxMessage(id: "local-\(UUID().uuidString.lowercased())", senderID: InboxMessage.localSenderID,
                                        senderName: "local", content: content, contentType: type, sentAt: t,
-                                       transition: how.transition, arriveAt: how.arriveAt, duration: duration)
+                                       transition: how.transition, arriveAt: how.arriveAt, duration: duration,
+                                       forced: forced ? true : nil)
             var next = self.state.withLock { $0.saved }
             next.inbox.receive(message, now: t)
             return self.publish(&next, posted: message.id)
@@ -168,6 +174,24 @@ public final class Mailroom: Sendable {
     /// The inbox as it stands.
     public var inbox: Inbox { state.withLock { $0.saved.inbox } }
 
+    /// The messages not on the boards yet: held letters (until their unlock) and, in quiet
+    /// hours, those waiting for the hours to end.
+    public func waiting() -> [StatusReport.Waiting] {
+        state.withLock { s in
+            let letters = s.saved.inbox.held.map { StatusReport.Waiting(id: $0.id, sender: $0.senderName, reason: "unlock", until: $0.visibleAt) }
+            var quiet: [StatusReport.Waiting] = []
+            for (_, held) in s.quietHeld.sorted(by: { $0.key < $1.key }) {
+                for m in held.messages where !quiet.contains(where: { $0.id == m.id }) {
+                    quiet.append(StatusReport.Waiting(id: m.id, sender: m.senderName, reason: "quiet hours", until: held.until))
+                }
+            }
+            return letters + quiet
+        }
+    }
+
+    /// When the quiet hours that hold a board end, while they hold one.
+    public var quietUntil: Double? { state.withLock { $0.quietHeld.values.map(\.until).min() } }
+
     /// Composes every zoned board and shows the boards whose frame changed.
     public func refresh() async { await onDesk { self.refreshOnDesk() } }
 
@@ -189,6 +213,9 @@ public final class Mailroom: Sendable {
         var postedPart: Composer.Part?
         var postedBoard: Int?
         var advanced = false
+        let quiet = wall.config.quietHours.flatMap { $0.holds(at: t) ? $0 : nil }
+        // What each board is going to (read before the lock: the wall is never called under it).
+        let targets = quiet == nil ? [] : boards.indices.map { wall.target(board: $0) }
         let next: Double? = state.withLock { s in
             advanced = s.saved.inbox.advance(now: t, lead: Self.lead(boards))
             var routes: [Int: [InboxMessage]] = [:]
@@ -239,8 +266,19 @@ public final class Mailroom: Sendable {
                     let covered = parts[(k + 1)...].contains { $0.zone.covers(d.zone) }
                     if !covered, !d.message.isLocal { ids.append(d.message.id) }
                 }
+                let forced = parts.last?.message.forced == true
+                if let quiet, quiet.messages == .hold, !forced, targets[board] != frame {
+                    // Quiet hours: the board stays as it is until they end (or a forced message).
+                    let since = s.shownAt[board] ?? 0
+                    let until = quiet.end(after: t)
+                    s.quietHeld[board] = (parts.map(\.message).filter { $0.visibleAt > since }, until)
+                    next = min(next ?? until, until)
+                    continue
+                }
+                s.quietHeld[board] = nil
                 guard s.composed[board] != frame || board == postedBoard else { continue }
                 s.composed[board] = frame
+                s.shownAt[board] = t
                 changed.append((board, frame, ids.filter { !s.saved.displayed.contains($0) }, parts.last?.message))
             }
             return next
@@ -248,7 +286,9 @@ public final class Mailroom: Sendable {
         if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
         var postedShown: Wall.Shown?
         for c in changed.sorted(by: { $0.board < $1.board }) {
-            var shown = wall.show(frame: c.frame, board: c.board, style: c.newest.flatMap { Self.style(of: $0, on: boards[c.board], now: t) })
+            var style = c.newest.flatMap { Self.style(of: $0, on: boards[c.board], now: t) }
+            if let quiet, quiet.messages == .gentle, c.newest?.forced != true { style = TransitionStyle.named("classic", speed: .gentle) }
+            var shown = wall.show(frame: c.frame, board: c.board, style: style)
             if c.board == postedBoard, let part = postedPart {
                 shown.cut = part.cut
                 shown.substitutions = part.substitutions

@@ -12,6 +12,26 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var sound: Sound?
     public var uptimeS: Double
     public var versions: [String: String]
+    /// Quiet hours for motion, and the messages waiting (for their unlock, or for the hours' end).
+    public var quiet: Quiet?
+    public var waiting: [Waiting]?
+
+    /// Quiet hours: whether they hold now, until when (seconds since 1970), and what they do.
+    public struct Quiet: Codable, Sendable, Equatable {
+        public var active: Bool
+        public var until: Double?
+        /// `hold` or `gentle`.
+        public var messages: String
+    }
+
+    /// A message that is not on the board yet: who sent it, and why it waits (`unlock` — a held
+    /// letter — or `quiet hours`) until when.
+    public struct Waiting: Codable, Sendable, Equatable {
+        public var id: String
+        public var sender: String
+        public var reason: String
+        public var until: Double?
+    }
 
     /// One board: its size and output, whether it moves, what it shows (rows of text), where it
     /// is going (rows of codes), and its modules' health.
@@ -24,6 +44,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var shows: [String]
         public var target: [[Int]]
         public var modules: Modules
+        /// Flips each module has made, row by row (since the state folder was made, or this start).
+        public var flips: [[Int]]?
     }
 
     /// Module health: counts, and what a bus or the home sensors report of each module.
@@ -146,6 +168,18 @@ public struct StatusReport: Codable, Sendable, Equatable {
         for b in boards { lines.append("flapd_board_moving{board=\"\(b.id)\"} \(b.moving ? 1 : 0)") }
         lines += ["# HELP flapd_board_faulty_modules Modules reported faulty.", "# TYPE flapd_board_faulty_modules gauge"]
         for b in boards { lines.append("flapd_board_faulty_modules{board=\"\(b.id)\"} \(b.modules.faulty)") }
+        lines += ["# HELP flapd_module_flips_total Flips a module has made (its wear).", "# TYPE flapd_module_flips_total counter"]
+        for b in boards {
+            for (r, row) in (b.flips ?? []).enumerated() {
+                for (c, n) in row.enumerated() { lines.append("flapd_module_flips_total{board=\"\(b.id)\",row=\"\(r)\",col=\"\(c)\"} \(n)") }
+            }
+        }
+        if let q = quiet {
+            lines += ["# HELP flapd_quiet_hours Whether quiet hours hold the board's motion now.", "# TYPE flapd_quiet_hours gauge",
+                      "flapd_quiet_hours \(q.active ? 1 : 0)"]
+        }
+        lines += ["# HELP flapd_messages_waiting Messages not shown yet (held letters, quiet hours).", "# TYPE flapd_messages_waiting gauge",
+                  "flapd_messages_waiting \(waiting?.count ?? 0)"]
         lines += ["# HELP flapd_message_api_connected Whether the message API is connected.",
                   "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected \(messageApi.connected ? 1 : 0)",
                   "# TYPE flapd_message_api_skipped_frames_total counter",

@@ -20,11 +20,13 @@ public struct APIMessage: Codable, Hashable, Sendable {
     public var arriveAt: Double?
     /// A temporary message's seconds on the board (a Flapboard extension).
     public var duration: Double?
+    /// Shown even in the board's quiet hours (a Flapboard extension, as Vestaboard's `forced`).
+    public var forced: Bool?
 
     public init(id: String, senderID: String, senderUsername: String, senderDisplayName: String? = nil,
                 recipientID: String? = nil, content: String, contentType: InboxMessage.ContentType = .text,
                 timestamp: Double, unlockAt: Double? = nil, expiresAt: Double? = nil, status: String? = nil,
-                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil) {
+                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil, forced: Bool? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderUsername = senderUsername
@@ -39,6 +41,7 @@ public struct APIMessage: Codable, Hashable, Sendable {
         self.transition = transition
         self.arriveAt = arriveAt
         self.duration = duration
+        self.forced = forced
     }
 
     /// The message as a board keeps it.
@@ -46,7 +49,8 @@ public struct APIMessage: Codable, Hashable, Sendable {
         InboxMessage(id: id, senderID: senderID, senderName: senderUsername, content: content,
                      contentType: contentType, sentAt: timestamp, unlockAt: unlockAt, expiry: expiresAt,
                      transition: transition, arriveAt: arriveAt,
-                     duration: duration.map { min(max($0, InboxMessage.durationRange.lowerBound), InboxMessage.durationRange.upperBound) })
+                     duration: duration.map { min(max($0, InboxMessage.durationRange.lowerBound), InboxMessage.durationRange.upperBound) },
+                     forced: forced)
     }
 }
 

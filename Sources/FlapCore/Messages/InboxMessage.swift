@@ -36,13 +36,15 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     /// A temporary message: shown this many seconds (`durationRange`), then what its sender
     /// showed before comes back.
     public var duration: Double?
+    /// Shown even in quiet hours.
+    public var forced: Bool?
 
     /// How long a temporary message may show: 10 s to 12 h.
     public static let durationRange: ClosedRange<Double> = 10...43_200
 
     public init(id: String, senderID: String, senderName: String, content: String,
                 contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil,
-                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil) {
+                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil, forced: Bool? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderName = senderName
@@ -54,6 +56,7 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.transition = transition
         self.arriveAt = arriveAt
         self.duration = duration
+        self.forced = forced
     }
 
     /// Whether it came from the local API rather than the message API.
