@@ -77,7 +77,8 @@ extension Hub {
                 results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue
             }
             let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
-                                     contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL)
+                                     contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL,
+                                     options: sending.options)
             try store.insert(m)
             stored.append(m)
             results.append(["recipient": name, "recipientID": to.id, "status": "sent", "messageID": m.id])

@@ -14,18 +14,21 @@ extension HubStore {
         public var expiresAt: Double
         public var deliveredAt: Double?
         public var displayedAt: Double?
+        /// How the board is to show it (a Flapboard extension of the message API).
+        public var options = MessageOptions()
 
         /// pending, delivered or displayed.
         public var status: String { displayedAt != nil ? "displayed" : deliveredAt != nil ? "delivered" : "pending" }
         var visibleAt: Double { max(createdAt, unlockAt ?? createdAt) }
     }
 
-    private static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at"
+    private static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at, options"
 
     public func insert(_ m: Message) throws {
-        try db.query("INSERT INTO messages(\(Self.columns)) VALUES(?,?,?,?,?,?,?,?,?,?)", [
+        try db.query("INSERT INTO messages(\(Self.columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?)", [
             .text(m.id), .text(m.senderID), .text(m.recipientID), .text(m.content), .text(m.contentType.rawValue),
             .double(m.createdAt), m.unlockAt.map { .double($0) } ?? .null, .double(m.expiresAt), .null, .null,
+            m.options.isEmpty ? .null : .text(m.options.json()),
         ])
     }
 
@@ -103,7 +106,8 @@ extension HubStore {
         try db.query("SELECT \(Self.columns) FROM messages \(clause)", p).map { r in
             Message(id: r[0].text!, senderID: r[1].text!, recipientID: r[2].text!, content: r[3].text!,
                     contentType: InboxMessage.ContentType(rawValue: r[4].text!) ?? .text, createdAt: r[5].double!,
-                    unlockAt: r[6].double, expiresAt: r[7].double!, deliveredAt: r[8].double, displayedAt: r[9].double)
+                    unlockAt: r[6].double, expiresAt: r[7].double!, deliveredAt: r[8].double, displayedAt: r[9].double,
+                    options: r[10].text.flatMap { try? JSONDecoder().decode(MessageOptions.self, from: Data($0.utf8)) } ?? MessageOptions())
         }
     }
 
@@ -113,6 +117,7 @@ extension HubStore {
         return APIMessage(id: m.id, senderID: m.senderID, senderUsername: sender?.username ?? "?",
                           senderDisplayName: sender?.displayName, recipientID: m.recipientID, content: m.content,
                           contentType: m.contentType, timestamp: m.createdAt, unlockAt: m.unlockAt,
-                          expiresAt: m.expiresAt, status: m.status)
+                          expiresAt: m.expiresAt, status: m.status, transition: m.options.transition, arriveAt: m.options.arriveAt,
+                          duration: m.options.duration, forced: m.options.forced)
     }
 }

@@ -10,6 +10,21 @@ public final class HubStore: Sendable {
     public init(path: String) throws {
         db = try SQLiteDatabase(path: path)
         try db.execute(Self.schema)
+        try migrate()
+    }
+
+    /// The schema's versions after the first, in order: each runs once, at the start after an
+    /// upgrade, in a transaction with the new `user_version`.
+    static let migrations: [(version: Int64, sql: String)] = [
+        (2, "ALTER TABLE messages ADD COLUMN options TEXT;"),  // transition, arriveAt, duration, forced (JSON)
+    ]
+
+    /// Brings the file to the newest schema (the tables above are version 1).
+    func migrate() throws {
+        let current = max(1, try db.query("PRAGMA user_version").first?.first?.int ?? 0)
+        for m in Self.migrations where m.version > current {
+            try db.execute("BEGIN; \(m.sql) PRAGMA user_version = \(m.version); COMMIT;")
+        }
     }
 
     static let schema = """
@@ -35,7 +50,6 @@ public final class HubStore: Sendable {
         CREATE INDEX IF NOT EXISTS messages_inbox ON messages(recipient_id, sender_id, created_at);
         CREATE TABLE IF NOT EXISTS sends(sender_id TEXT NOT NULL, at REAL NOT NULL);
         CREATE INDEX IF NOT EXISTS sends_by_sender ON sends(sender_id, at);
-        PRAGMA user_version = 1;
         """
 
     // MARK: users

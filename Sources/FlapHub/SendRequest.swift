@@ -10,6 +10,8 @@ public struct SendRequest: Sendable {
     public var type: InboxMessage.ContentType
     /// When the message may first show; nil: at once.
     public var unlockAt: Double?
+    /// How the board is to show it: `transition`, `arriveAt`, `duration`, `forced`.
+    public var options = MessageOptions()
 
     /// A request body as a JSON object: strict JSON within `Hub.bodyLimits` first (400 naming
     /// the problem and where), then decoded.
@@ -48,6 +50,53 @@ public struct SendRequest: Sendable {
             }
             unlockAt = n > t ? n : nil
         }
-        return SendRequest(recipients: recipients, content: content, type: type, unlockAt: unlockAt)
+        return SendRequest(recipients: recipients, content: content, type: type, unlockAt: unlockAt, options: try MessageOptions.read(body))
+    }
+}
+
+/// How a board is to show a message, beside its content (Flapboard extensions of the message
+/// API, relayed to the board as given): its `transition` (the local API's fields: `strategy`,
+/// `step_size`, …, or `transition` and `speed`), the instant it lands (`arriveAt`), how long it
+/// shows (`duration`, 10 s – 12 h) and whether it goes through quiet hours (`forced`).
+public struct MessageOptions: Codable, Equatable, Sendable {
+    public var transition: TransitionFields?
+    public var arriveAt: Double?
+    public var duration: Double?
+    public var forced: Bool?
+    public init(transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil, forced: Bool? = nil) {
+        self.transition = transition; self.arriveAt = arriveAt; self.duration = duration; self.forced = forced
+    }
+
+    public var isEmpty: Bool { self == MessageOptions() }
+
+    func json() -> String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self) }
+
+    /// Reads the options of a send body; a wrong one is a 400 that names it.
+    static func read(_ body: [String: Any]) throws(HubError) -> MessageOptions {
+        var o = MessageOptions()
+        func number(_ key: String) throws(HubError) -> Double? {
+            guard let v = body[key], !(v is NSNull) else { return nil }
+            guard !(v is Bool), let n = v as? Double ?? (v as? Int).map(Double.init), n.isFinite else {
+                throw HubError(400, "\"\(key)\" must be a number of seconds")
+            }
+            return n
+        }
+        if let t = body["transition"], !(t is NSNull) {
+            guard let fields = t as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: fields),
+                  let read = try? JSONDecoder().decode(TransitionFields.self, from: data) else {
+                throw HubError(400, "\"transition\" must be an object of transition fields (strategy, step_size, step_interval_ms, transition, speed, arrival, max_moving)")
+            }
+            do throws(TransitionFields.Invalid) { _ = try read.style() } catch { throw HubError(400, "transition: \(error.description)") }
+            o.transition = read
+        }
+        o.arriveAt = try number("arriveAt")
+        if let a = o.arriveAt, !(0...4_102_444_800).contains(a) { throw HubError(400, "\"arriveAt\" must be an instant between 1970 and 2100") }
+        o.duration = try number("duration")
+        if let d = o.duration, !InboxMessage.durationRange.contains(d) { throw HubError(400, "\"duration\" must be 10…43200 seconds") }
+        if let f = body["forced"], !(f is NSNull) {
+            guard let b = f as? Bool else { throw HubError(400, "\"forced\" must be true or false") }
+            o.forced = b
+        }
+        return o
     }
 }

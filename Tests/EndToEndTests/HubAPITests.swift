@@ -28,6 +28,10 @@ import FoundationNetworking
             (["recipients": ["board"], "content": "hi", "unlockAt": "soon"], 400, "unlockAt"),
             (["recipients": ["board"], "content": "hi", "unlockAt": Date().timeIntervalSince1970 + 49 * 3600], 400, "after the message expires"),
             (["recipients": ["bob"], "content": "hi"], 403, "no recipient could take"),
+            (["recipients": ["board"], "content": "hi", "duration": 5], 400, "\"duration\" must be 10…43200 seconds"),
+            (["recipients": ["board"], "content": "hi", "forced": "yes"], 400, "\"forced\" must be true or false"),
+            (["recipients": ["board"], "content": "hi", "transition": ["strategy": "zigzag"]], 400, "transition: strategy"),
+            (["recipients": ["board"], "content": "hi", "transition": "wave"], 400, "\"transition\" must be an object"),
         ]
         for (body, status, text) in cases {
             let answer = try await post(body)

@@ -30,4 +30,26 @@ import Testing
         let shown = (try await http("GET", port: port2).json as? [String: Any])?["message"] as? [[Int]]
         #expect(shown?[2][8...13].map { $0 } == [2, 5, 6, 15, 18, 5])
     }
+
+    /// Through flaphub: the options ride with the message (stored with it) to the board.
+    @Test(.timeLimit(.minutes(5))) func aTemporaryMessageThroughTheHubReturnsToTheSendersMessage() async throws {
+        let hub = try HubHarness()
+        try await hub.users(["alice", "board"], friends: [("alice", "board")])
+        try await hub.start()
+        let state = try scratchDirectory("flap-temporary-hub")
+        let board = try FlapdProcess(["run", "--config", try hub.flapdConfig(board: "board"), "--plain", "--no-sound", "--state-dir", state])
+        defer { board.terminate() }
+        #expect(await board.waitForLog("message API connected"), "\(board.stderr)")
+        _ = try await hub.send("before", from: "alice", to: "board")
+        #expect(await board.waitForFrame { words($0) == ["BEFORE"] }, "\(board.stdout)")
+        let sent = try await hub.request("POST", "/api/v1/messages", as: "alice",
+                                         json: ["recipients": ["board"], "content": "alert", "duration": 10, "forced": true,
+                                                "transition": ["strategy": "column", "step_interval_ms": 10]])
+        #expect(sent.status == 201, "\(sent.json)")
+        let id = try #require((sent.json["results"] as? [[String: Any]])?.first?["messageID"] as? String)
+        let stored = try await hub.request("GET", "/api/v1/messages/\(id)", as: "alice").json
+        #expect(stored["duration"] as? Double == 10 && stored["forced"] as? Bool == true, "\(stored)")
+        #expect(await board.waitForFrame { words($0) == ["ALERT"] }, "\(board.stdout)")
+        #expect(await board.waitForFrame { words($0) == ["BEFORE"] }, "after its 10 s the sender's message is back: \(board.stdout)")
+    }
 }

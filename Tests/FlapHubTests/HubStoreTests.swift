@@ -139,3 +139,31 @@ import Testing
         #expect(TokenHash.hex(String(repeating: "a", count: 1000)) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     }
 }
+
+/// The schema's versions: a file made before a change is brought up to date at start, and what
+/// it held stays readable.
+@Suite struct HubMigrationTests {
+    @Test func aVersionOneFileGainsMessageOptionsAndKeepsItsMessages() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hub-v1-\(UUID().uuidString).db").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            // The schema as version 1 wrote it (messages without options), with one message.
+            let db = try SQLiteDatabase(path: path)
+            try db.execute(HubStore.schema + "PRAGMA user_version = 1;")
+            try db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','board','h2',1)")
+            try db.query("INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, expires_at) VALUES('00000000-0000-0000-0000-000000000001','a','b','OLD','text',10,1e12)")
+            #expect(try db.query("SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'options'").first?.first?.int == 0)
+        }
+        let store = try HubStore(path: path)
+        #expect(try store.db.query("PRAGMA user_version").first?.first?.int == 2)
+        #expect(try store.message("00000000-0000-0000-0000-000000000001", now: 20)?.content == "OLD")
+        var m = HubStore.Message(id: "00000000-0000-0000-0000-000000000002", senderID: "a", recipientID: "b", content: "NEW",
+                                 contentType: .text, createdAt: 30, expiresAt: 1e12)
+        m.options = MessageOptions(transition: TransitionFields(strategy: "column"), arriveAt: 40, duration: 60, forced: true)
+        try store.insert(m)
+        let api = try store.api(try #require(try store.message(m.id, now: 31)))
+        #expect(api.transition?.strategy == "column" && api.arriveAt == 40 && api.duration == 60 && api.forced == true)
+        // A second start changes nothing.
+        #expect(try HubStore(path: path).message(m.id, now: 31)?.options == m.options)
+    }
+}
