@@ -15,11 +15,35 @@ public struct LocalPost: Equatable, Sendable {
     /// `forced`: shown even in quiet hours (as Vestaboard's API says it).
     public var forced = false
 
-    private struct When: Decodable { var arriveAt: Double? }
-    private struct WhenText: Decodable { var arriveAt: String? }
-    private struct Lasting: Decodable { var duration: Double?; var forced: Bool? }
+    /// The fields beside the message and its transition, read in one pass; each wrong one is
+    /// named by `problem`.
+    private struct Extras: Decodable {
+        var arriveAt: Double?
+        var duration: Double?
+        var forced: Bool?
+        var problem: String?
 
-    /// Reads a body as `LocalMessage.parse` does, then the fields of its transition.
+        enum CodingKeys: String, CodingKey { case arriveAt, duration, forced }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if let seconds = try? c.decodeIfPresent(Double.self, forKey: .arriveAt) {
+                arriveAt = seconds
+            } else if let text = try? c.decodeIfPresent(String.self, forKey: .arriveAt) {
+                if let date = ISO8601DateFormatter().date(from: text) { arriveAt = date.timeIntervalSince1970 } else {
+                    problem = "arriveAt: '\(text.prefix(40))' is not an ISO 8601 instant such as 2026-11-26T18:00:00Z"
+                }
+            } else if c.contains(.arriveAt), !((try? c.decodeNil(forKey: .arriveAt)) ?? false) {
+                problem = "arriveAt is not an instant (ISO 8601 text, or seconds since 1970)"
+            }
+            if let a = arriveAt, !(0...4_102_444_800).contains(a) { problem = problem ?? "arriveAt: \(a) is not an instant between 1970 and 2100" }
+            do { duration = try c.decodeIfPresent(Double.self, forKey: .duration) } catch { problem = problem ?? "duration is not a number of seconds" }
+            if let d = duration, !InboxMessage.durationRange.contains(d) { problem = problem ?? "duration: \(d) s is outside 10 s – 12 h (10…43200)" }
+            do { forced = try c.decodeIfPresent(Bool.self, forKey: .forced) } catch { problem = problem ?? "forced is not true or false" }
+        }
+    }
+
+    /// Reads a body as `LocalMessage.parse` does, then the fields of its transition and the rest.
     public static func parse(_ body: Data) -> Result<LocalPost, LocalAPIError> {
         let message: LocalMessage
         switch LocalMessage.parse(body) {
@@ -38,31 +62,10 @@ public struct LocalPost: Equatable, Sendable {
         do throws(TransitionFields.Invalid) { _ = try fields.style() } catch {
             return .failure(.badRequest(error.description))
         }
-        var arriveAt: Double?
-        switch (try? JSONDecoder().decode(When.self, from: body), try? JSONDecoder().decode(WhenText.self, from: body)) {
-        case (.some(let seconds), _): arriveAt = seconds.arriveAt
-        case (nil, .some(let when)):
-            let text = when.arriveAt ?? ""
-            guard let date = ISO8601DateFormatter().date(from: text) else {
-                return .failure(.badRequest("arriveAt: '\(text.prefix(40))' is not an ISO 8601 instant such as 2026-11-26T18:00:00Z"))
-            }
-            arriveAt = date.timeIntervalSince1970
-        case (nil, nil): return .failure(.badRequest("arriveAt is not an instant (ISO 8601 text, or seconds since 1970)"))
-        }
-        if let a = arriveAt, !(0...4_102_444_800).contains(a) {
-            return .failure(.badRequest("arriveAt: \(a) is not an instant between 1970 and 2100"))
-        }
-        let lasting: Lasting
-        do { lasting = try JSONDecoder().decode(Lasting.self, from: body) } catch let DecodingError.typeMismatch(_, c) {
-            return .failure(.badRequest(c.codingPath.first?.stringValue == "forced" ? "forced is not true or false" : "duration is not a number of seconds"))
-        } catch {
-            return .failure(.badRequest("duration is not a number of seconds"))
-        }
-        if let d = lasting.duration, !InboxMessage.durationRange.contains(d) {
-            return .failure(.badRequest("duration: \(d) s is outside 10 s – 12 h (10…43200)"))
-        }
-        return .success(LocalPost(message: message, transition: fields, arriveAt: arriveAt, duration: lasting.duration,
-                                  forced: lasting.forced ?? false))
+        guard let extras = try? JSONDecoder().decode(Extras.self, from: body) else { return .failure(.badRequest("body is not a message")) }
+        if let problem = extras.problem { return .failure(.badRequest(problem)) }
+        return .success(LocalPost(message: message, transition: fields, arriveAt: extras.arriveAt, duration: extras.duration,
+                                  forced: extras.forced ?? false))
     }
 }
 

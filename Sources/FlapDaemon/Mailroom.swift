@@ -286,6 +286,11 @@ public final class Mailroom: Sendable {
         if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
         var postedShown: Wall.Shown?
         for c in changed.sorted(by: { $0.board < $1.board }) {
+            if let m = c.newest, let fields = m.transition {
+                do throws(TransitionFields.Invalid) { _ = try fields.style(over: boards[c.board].transition) } catch {
+                    logger.warning("message \(m.id) asks for a transition this board cannot play (\(error.description)); it plays the board's own")
+                }
+            }
             var style = c.newest.flatMap { Self.style(of: $0, on: boards[c.board], now: t) }
             if let quiet, quiet.messages == .gentle, c.newest?.forced != true { style = TransitionStyle.named("classic", speed: .gentle) }
             var shown = wall.show(frame: c.frame, board: c.board, style: style)
