@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "CRealtime"),
         // What a board's hardware is, as the config file describes it and the outputs read it:
         // GPIO wiring, serial line settings, the clack's options and model. Plain values, no I/O.
-        .target(name: "FlapWiring"),
+        .target(name: "FlapWiring", dependencies: ["FlapCore"]),
         // The clack: synthesis, mixing, and ALSA playback on a thread of its own.
         .target(name: "FlapSound", dependencies: ["FlapCore", "FlapClock", "FlapWiring", "CALSA"]),
         // Serial module buses: flapbus, the open splitflap protocol, salvaged station modules.

@@ -42,7 +42,7 @@ public final class ClackPlayer: ClackSink {
     private let warn: @Sendable (String) -> Void
     private let notice: @Sendable (String) -> Void
     private let variants: [[Float]]
-    private let rng = Mutex(SplitMix64(seed: 0xC1AC_C1AC))
+    private let rng = Mutex(SeededRandom(seed: 0xC1AC_C1AC))
     /// The monotonic instant up to which the stream is written.
     private let writtenThrough = Mutex<Int64>(0)
     private let progress = DispatchSemaphore(value: 0)

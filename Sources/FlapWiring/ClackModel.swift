@@ -1,3 +1,4 @@
+import FlapCore
 import Foundation
 
 /// The physical model of one clack: a flap striking its stop. A broadband impact, a few damped
@@ -37,7 +38,7 @@ public struct ClackModel: Sendable, Hashable {
 
     /// Synthesises the variants, deterministically for a seed.
     public func synthesize(seed: UInt64 = 0x5EED_F1A9) -> [[Float]] {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let n = Int(durationMs * Double(sampleRate) / 1000)
         return (0..<max(1, variants)).map { _ in
             let pitch = 1 + rng.uniform(-pitchSpread, pitchSpread)
@@ -46,7 +47,7 @@ public struct ClackModel: Sendable, Hashable {
         }
     }
 
-    private func voice(samples n: Int, pitch: Double, decay: Double, rng: inout SplitMix64) -> [Float] {
+    private func voice(samples n: Int, pitch: Double, decay: Double, rng: inout SeededRandom) -> [Float] {
         let rate = Double(sampleRate)
         var out = [Double](repeating: 0, count: n)
         var previousNoise = 0.0
@@ -74,19 +75,3 @@ public struct ClackModel: Sendable, Hashable {
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64) for synthesis and per-clack variation.
-public struct SplitMix64: Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [a, b].
-    public mutating func uniform(_ a: Double, _ b: Double) -> Double {
-        a + (b - a) * Double(next() >> 11) / Double(1 << 53)
-    }
-}

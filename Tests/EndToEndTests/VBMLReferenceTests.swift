@@ -9,16 +9,11 @@ import Testing
 /// apostrophe ’, empty absolutePosition; the script itself leaves out text taller than its
 /// component when centred); `VBMLTests` covers those from the documentation.
 @Suite struct VBMLReferenceTests {
-    /// A small seeded generator (SplitMix64), so a failure names a document that can be made again.
+    /// Seeded dice (FlapCore's SplitMix64), so a failure names a document that can be made again.
     struct Dice {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random: SeededRandom
+        init(state: UInt64) { random = SeededRandom(seed: state) }
+        mutating func next() -> UInt64 { random.next() }
         mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
         mutating func chance(_ percent: Int) -> Bool { int(1...100) <= percent }
         mutating func pick<T>(_ items: [T]) -> T { items[int(0...(items.count - 1))] }
