@@ -26,28 +26,42 @@ enum VBMLCalendar {
         let dash = hideDates ? 0 : 44
         let blank10 = [Int](repeating: 0, count: 10)
 
-        var header = c.hideMonthYear ?? false ? [0, 0, 0, 0, 0]
-            : String(month).map { Int(String($0))! == 0 ? 36 : Int(String($0))! + 26 } + [59]
-                + String(String(year).dropFirst(2).prefix(2)).map { Int(String($0))! == 0 ? 36 : Int(String($0))! + 26 }
+        // The header's digits are shown even with hideDates.
+        func shown(_ text: String) -> [Int] {
+            text.compactMap { $0.wholeNumberValue }.map { d in d == 0 ? 36 : d + 26 }
+        }
+        var header: [Int] = [0, 0, 0, 0, 0]
+        if !(c.hideMonthYear ?? false) {
+            let yy = String(String(year).dropFirst(2).prefix(2))
+            header = shown(String(month)) + [59] + shown(yy)
+        }
         header += [Int](repeating: 0, count: 5 - header.count)
         header += c.hideSMTWTFS ?? false ? [Int](repeating: 0, count: 7) : [19, 13, 20, 23, 20, 6, 19]
         header += blank10
 
         let firstEnd = 7 - offset
-        var first = firstEnd == 1 ? [0, 0, 0, digit(1), 0] : [0, digit(1), dash, digit(firstEnd), 0]
-        first += [Int](repeating: 0, count: offset) + [Int](repeating: colour, count: 7 - offset) + blank10
+        var first: [Int] = firstEnd == 1 ? [0, 0, 0, digit(1), 0] : [0, digit(1), dash, digit(firstEnd), 0]
+        first += [Int](repeating: 0, count: offset)
+        first += [Int](repeating: colour, count: 7 - offset)
+        first += blank10
 
         func week(_ start: Int, _ end: Int) -> [Int] {
-            let s = digits(start), e = digits(end)
-            return (s.count > 1 ? s : [0] + s) + [dash] + (e.count > 1 ? e : e + [0])
-                + [Int](repeating: colour, count: 7) + blank10
+            let s: [Int] = digits(start), e: [Int] = digits(end)
+            var row: [Int] = s.count > 1 ? s : [0] + s
+            row.append(dash)
+            row += e.count > 1 ? e : e + [0]
+            row += [Int](repeating: colour, count: 7)
+            row += blank10
+            return row
         }
         var rows = [header, first, week(firstEnd + 1, firstEnd + 7), week(firstEnd + 8, firstEnd + 14), week(firstEnd + 15, firstEnd + 21)]
         let fifthStart = firstEnd + 22
         if fifthStart <= days {
             let inRow = days - fifthStart + 1
             let alone = fifthStart == days
-            var fifth = digits(fifthStart) + [hideDates || alone ? 0 : 44] + (alone ? [0, 0] : digits(days))
+            var fifth: [Int] = digits(fifthStart)
+            fifth.append(hideDates || alone ? 0 : 44)
+            fifth += alone ? [0, 0] : digits(days)
             fifth += [Int](repeating: colour, count: inRow)
             fifth += [Int](repeating: 0, count: max(0, 22 - fifth.count))
             rows.append(fifth)
