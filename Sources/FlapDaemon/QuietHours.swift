@@ -1,3 +1,4 @@
+import FlapSound
 import Foundation
 
 /// Quiet hours for motion: from one time of day to another (local time; the span may cross
@@ -19,9 +20,7 @@ public struct QuietHours: Sendable, Equatable {
 
     /// Whether the hours hold at `t`.
     public func holds(at t: Double) -> Bool {
-        guard from != to else { return false }
-        let m = Self.minute(t).minute
-        return from < to ? (from..<to).contains(m) : m >= from || m < to
+        ClackPlayer.isQuiet(minute: Self.minute(t).minute, from: from, to: to)
     }
 
     /// The instant the hours end next, after `t`.

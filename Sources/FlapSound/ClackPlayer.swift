@@ -106,8 +106,9 @@ public final class ClackPlayer: ClackSink {
         return Self.isQuiet(minute: (c.hour ?? 0) * 60 + (c.minute ?? 0), from: options.quietFrom, to: options.quietTo)
     }
 
-    /// Whether a minute of the day lies in the quiet hours [from, to), which may span midnight.
-    static func isQuiet(minute m: Int, from: Int, to: Int) -> Bool {
+    /// Whether a minute of the day lies in the quiet hours [from, to), which may span midnight
+    /// (the clack's quiet hours, and flapd's quiet hours for motion).
+    public static func isQuiet(minute m: Int, from: Int, to: Int) -> Bool {
         guard from != to else { return false }
         return from < to ? (from..<to).contains(m) : m >= from || m < to
     }
