@@ -29,6 +29,21 @@ public struct LatenessHistogram: Sendable {
         return buckets.count - 1
     }
 
+    /// The upper edges (µs, exclusive) of the coarse bins `bins()` counts into; the last bin
+    /// takes the rest. What a plot of the distribution needs, in a dozen numbers.
+    public static let binEdgesMicros = [10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000]
+
+    /// Events per coarse bin: `binEdgesMicros.count + 1` counts, the last for 20 ms and later.
+    public func bins() -> [Int] {
+        var out = [Int](repeating: 0, count: Self.binEdgesMicros.count + 1)
+        var bin = 0
+        for (micros, n) in buckets.enumerated() where n > 0 {
+            while bin < Self.binEdgesMicros.count, micros >= Self.binEdgesMicros[bin] { bin += 1 }
+            out[bin] += n
+        }
+        return out
+    }
+
     public var summary: LatenessSummary {
         LatenessSummary(count: count, p50Micros: percentileMicros(0.5), p99Micros: percentileMicros(0.99),
                         maxMicros: Int(maxNanos / 1000), early: early)

@@ -65,7 +65,10 @@ public struct Daemon: Sendable {
         let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
         let counter = FlipCounter(directory: stateDir, sizes: config.boards.map { ($0.rows, $0.cols) })
         let keeper = stateDir.map { StateKeeper(store: StateStore(directory: $0), journal: journal, logger: logger, flush: { gpio.flush(); counter.flush() }) }
-        let optional: [(any FlipObserver)?] = [journal, trace, status, keeper]
+        // The web page's live board: only where the local API serves it.
+        let feed = config.localAPI.enabled && options.once.isEmpty ? WebFeed() : nil
+        defer { feed?.finish() }
+        let optional: [(any FlipObserver)?] = [journal, trace, status, keeper, feed]
         let drivers: [any FlipObserver] = [virtual, watcher, counter] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { board, frame in
@@ -125,7 +128,7 @@ public struct Daemon: Sendable {
                 status?.ready()
             },
             handler: LocalAPI.handler(wall: wall, mailroom: mailroom, key: api.key, enablementToken: api.enablementToken,
-                                      logger: logger, status: daemonStatus))
+                                      logger: logger, status: daemonStatus, feed: feed))
         if api.enabled {
             members.append(.service("local API", app))
         } else {

@@ -56,14 +56,14 @@ public struct DaemonStatus: Sendable {
         return StatusReport(
             boards: boards(),
             conductor: StatusReport.Conductor(flips: l.count, latenessP50Us: l.p50Micros, latenessP99Us: l.p99Micros,
-                                              latenessMaxUs: l.maxMicros, early: l.early),
+                                              latenessMaxUs: l.maxMicros, early: l.early, latenessBins: wall.conductor.latenessBins),
             messageApi: messageAPI, sound: sound, uptimeS: (uptime * 10).rounded() / 10,
             versions: ["flapd": Self.version, "swift": Self.swiftVersion],
-            quiet: wall.config.quietHours.map { q in
+            quiet: mailroom?.quiet() ?? wall.config.quietHours.map { q in
                 let now = Date().timeIntervalSince1970
                 return StatusReport.Quiet(active: q.holds(at: now), until: q.holds(at: now) ? q.end(after: now) : nil, messages: q.messages.rawValue)
             },
-            waiting: mailroom?.waiting())
+            waiting: mailroom?.waiting(), zones: mailroom?.zones(), latenessBinsUs: LatenessHistogram.binEdgesMicros)
     }
 
     /// Every board as the report says it (what systemd's status line is read from).

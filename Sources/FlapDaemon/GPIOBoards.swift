@@ -123,7 +123,7 @@ public struct GPIOBoards: Sendable {
         guard let d = drivers.first(where: { $0.board == board }) else { return nil }
         let s = d.driver.stats
         return StatusReport.GPIOLines(libgpiod: LibgpiodOutputs.api, chip: d.config.wiring.chip, steps: s.steps, writes: s.writes,
-                                      writeFailures: s.failures, maxLateUs: Int(s.maxLateMicros))
+                                      writeFailures: s.failures, maxLateUs: Int(s.maxLateMicros), stepLatenessBins: d.driver.stepLatenessBins)
     }
 
     /// Each module's home state and failures, if the board has home sensors.

@@ -10,7 +10,8 @@ import NIOHTTP1
 /// The Vestaboard-compatible local HTTP API of one board (or of one grid of boards, as one):
 /// `POST /local-api/message` (codes, `{"characters"}` or `{"text"}`) → 201, and
 /// `GET /local-api/message` → `{"message": [[codes]]}`, guarded by `X-Vestaboard-Local-Api-Key`
-/// when a key is configured; also `GET /status`, `GET /metrics` and `POST /home`.
+/// when a key is configured; also `GET /status`, `GET /metrics`, `POST /home`, and the web page
+/// (`WebRoutes`: the page at `/`, the live board at `/events`, previews, the quiet switch).
 public enum LocalAPI {
     /// Largest body accepted; larger → 413.
     public static let maxBody = 64 * 1024
@@ -31,9 +32,10 @@ public enum LocalAPI {
     /// with 401 and the plain text `Invalid API key` (what Vestaboard answers, and what Home
     /// Assistant's integration compares), else routes it. The enablement takes its token instead.
     static func handler(wall: Wall, mailroom: Mailroom, key: String?, enablementToken: String? = nil,
-                        logger: Logger, status: DaemonStatus)
+                        logger: Logger, status: DaemonStatus, feed: WebFeed? = nil)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
+            if let asset = WebRoutes.asset(request) { return asset }
             if request.path == "/local-api/enablement" {
                 return enablement(request, key: key, token: enablementToken, logger: logger)
             }
@@ -51,9 +53,12 @@ public enum LocalAPI {
             case (.POST, "/home"):
                 let boards = await BlockingWork.run { status.gpio.homeAll() }  // reads calibration.json
                 return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
+            case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
+            case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
+            case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)
             case (.GET, "/local-api/message"): return json(200, ["message": codes(wall)])
             case (.POST, "/local-api/message"): return await post(request, mailroom: mailroom, wall: wall, logger: logger)
-            case (_, let path) where paths.contains(path):
+            case (_, let path) where paths.contains(path) || WebRoutes.paths.contains(path) || WebRoutes.assets[path] != nil:
                 return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
             default: return json(404, ["error": "no such path: \(request.path)"])
             }
@@ -83,25 +88,17 @@ public enum LocalAPI {
         case .success(let p): post = p
         }
         let how = (transition: post.transition.isEmpty ? nil : post.transition, arriveAt: post.arriveAt)
-        let posted: Wall.Shown?
-        switch post.message {
-        case .text(let text):
-            posted = await mailroom.post(text, type: .text, how: how, duration: post.duration, forced: post.forced)  // saves the inbox first
-        case .codes(let codes):
-            do throws(FrameError) { _ = try Frame(codes: codes, rows: b.rows, cols: b.cols) } catch {
-                return json(400, ["error": error.description])
-            }
-            posted = await mailroom.post(PatternCodes.text(codes), type: .pattern, how: how, duration: post.duration, forced: post.forced)
-        case .vbml(let document):
-            do throws(VBMLDocument.Problem) { _ = try VBML.render(document, rows: b.rows, cols: b.cols) } catch {
-                return json(400, ["error": "VBML: \(error.description)"])
-            }
-            posted = await mailroom.post(document.json(), type: .vbml, how: how, duration: post.duration, forced: post.forced)
+        let content: (text: String, type: InboxMessage.ContentType)
+        switch inboxContent(post.message, rows: b.rows, cols: b.cols) {
+        case .failure(let e): return json(e.status, ["error": e.message])
+        case .success(let c): content = c
         }
+        // Saves the inbox first.
+        let posted = await mailroom.post(content.text, type: content.type, how: how, duration: post.duration, forced: post.forced)
         guard let shown = posted else {
-            if let until = mailroom.quietUntil {
+            if mailroom.isQuietHolding {
                 logger.info("message kept for the end of the quiet hours")
-                return json(202, ["held": "quiet hours", "until": until,
+                return json(202, ["held": "quiet hours", "until": mailroom.quietUntil ?? NSNull(),
                                   "note": "kept; it shows when the quiet hours end (send it with \"forced\": true to show it now)"])
             }
             if mailroom.isStopped {
@@ -117,6 +114,22 @@ public enum LocalAPI {
         if !shown.cut.isEmpty { reply["cut"] = shown.cut }
         if !shown.substitutions.isEmpty { reply["substitutions"] = shown.substitutions.map(\.description) }
         return json(201, reply)
+    }
+
+    /// A local message as the inbox keeps it — text, a pattern's codes, a VBML document — once
+    /// checked against the size it is for (codes fit it, the document renders on it).
+    static func inboxContent(_ message: LocalMessage, rows: Int, cols: Int) -> Result<(text: String, type: InboxMessage.ContentType), LocalAPIError> {
+        switch message {
+        case .text(let text): return .success((text, .text))
+        case .codes(let codes):
+            do throws(FrameError) { _ = try Frame(codes: codes, rows: rows, cols: cols) } catch { return .failure(.badRequest(error.description)) }
+            return .success((PatternCodes.text(codes), .pattern))
+        case .vbml(let document):
+            do throws(VBMLDocument.Problem) { _ = try VBML.render(document, rows: rows, cols: cols) } catch {
+                return .failure(.badRequest("VBML: \(error.description)"))
+            }
+            return .success((document.json(), .vbml))
+        }
     }
 
     /// `POST /local-api/enablement`: with the configured token, the key — `{"message": "Local API

@@ -31,7 +31,12 @@ public final class Mailroom: Sendable {
         /// Stopped: changes are still saved, but no board is shown any more.
         var stopped = false
         /// Per board held by quiet hours: the messages it waits to show, and when the hours end.
-        var quietHeld: [Int: (messages: [InboxMessage], until: Double)] = [:]
+        /// `until` is nil while quiet is switched on by hand (`setQuiet(true)`).
+        var quietHeld: [Int: (messages: [InboxMessage], until: Double?)] = [:]
+        /// Quiet switched by hand: on, off, or nil for the configured hours.
+        var quietSwitch: Bool?
+        /// What each zone showed at the last composition (in the router's order).
+        var zoneShows: [StatusReport.ZoneShows] = []
         /// Per board: when it was last shown a frame (seconds since 1970).
         var shownAt: [Int: Double] = [:]
     }
@@ -189,11 +194,58 @@ public final class Mailroom: Sendable {
         }
     }
 
-    /// When the quiet hours that hold a board end, while they hold one.
-    public var quietUntil: Double? { state.withLock { $0.quietHeld.values.map(\.until).min() } }
+    /// When the quiet hours that hold a board end, while they hold one (nil too while quiet is
+    /// switched on by hand: see `isQuietHolding`).
+    public var quietUntil: Double? { state.withLock { $0.quietHeld.values.compactMap(\.until).min() } }
+    /// Whether quiet hours hold a board now (by the clock or switched on by hand).
+    public var isQuietHolding: Bool { state.withLock { !$0.quietHeld.isEmpty } }
+
+    /// Switches quiet on (the board moves only for forced messages, or gently), off (even within
+    /// the configured hours), or back to the configured hours (nil). Lasts until switched again
+    /// or flapd restarts. Shows what switching off lets through.
+    public func setQuiet(_ on: Bool?) async {
+        _ = await onDesk {
+            self.state.withLock { $0.quietSwitch = on }
+            self.logger.notice("quiet hours switched \(on.map { $0 ? "on" : "off" } ?? "back to the configured hours")")
+            self.refreshOnDesk()
+        }
+    }
+
+    /// Quiet as it stands at `t`: whether it holds, until when, what it does to messages, and
+    /// whether it is switched by hand; nil when no quiet hours are configured nor switched on.
+    public func quiet(at t: Double = Date().timeIntervalSince1970) -> StatusReport.Quiet? {
+        let on = state.withLock { $0.quietSwitch }
+        let now = quietNow(t, switched: on)
+        guard now != nil || wall.config.quietHours != nil || on != nil else { return nil }
+        return StatusReport.Quiet(active: now != nil, until: now?.until,
+                                  messages: (wall.config.quietHours?.messages ?? .hold).rawValue, switched: on)
+    }
+
+    /// What quiet does at `t`, if it holds: the switch wins over the configured hours.
+    private func quietNow(_ t: Double, switched: Bool?) -> (messages: QuietHours.Messages, until: Double?)? {
+        switch switched {
+        case .some(false): return nil
+        case .some(true): return (wall.config.quietHours?.messages ?? .hold, nil)
+        case nil: return wall.config.quietHours.flatMap { $0.holds(at: t) ? ($0.messages, $0.end(after: t)) : nil }
+        }
+    }
+
+    /// What each zone shows and who sent it, as last composed.
+    public func zones() -> [StatusReport.ZoneShows] { state.withLock { $0.zoneShows } }
+
+    /// What a local message would show, without posting it: the part of the first zone that takes
+    /// the local sender (its frame, what was cut or substituted, or why it cannot show), and that
+    /// zone; nil when no zone takes the local sender.
+    public func preview(_ content: String, type: InboxMessage.ContentType) -> (part: Composer.Part, zone: Zone)? {
+        let message = InboxMessage(id: "preview", senderID: InboxMessage.localSenderID, senderName: "local",
+                                   content: content, contentType: type, sentAt: now())
+        guard let zone = state.withLock({ s in s.router.zones(for: message).first.map { s.router.zones[$0] } }),
+              zone.board < wall.config.boards.count else { return nil }
+        return (Composer().compose(message, in: zone, mapper: wall.config.boards[zone.board].mapper), zone)
+    }
 
     /// Composes every zoned board and shows the boards whose frame changed.
-    public func refresh() async { await onDesk { self.refreshOnDesk() } }
+    public func refresh() async { _ = await onDesk { self.refreshOnDesk() } }
 
     /// One zone's part of a board, as composed.
     private struct Drawn {
@@ -213,7 +265,7 @@ public final class Mailroom: Sendable {
         var postedPart: Composer.Part?
         var postedBoard: Int?
         var advanced = false
-        let quiet = wall.config.quietHours.flatMap { $0.holds(at: t) ? $0 : nil }
+        let quiet = quietNow(t, switched: state.withLock { $0.quietSwitch })
         // What each board is going to (read before the lock: the wall is never called under it).
         let targets = quiet == nil ? [] : boards.indices.map { wall.target(board: $0) }
         let next: Double? = state.withLock { s in
@@ -228,10 +280,12 @@ public final class Mailroom: Sendable {
             }
             var drawn: [Int: [Drawn]] = [:]
             var next = s.saved.inbox.nextChange(lead: Self.lead(boards))
+            s.zoneShows = []
             for (i, zone) in s.router.zones.enumerated() where zone.board < boards.count {
                 let b = boards[zone.board]
                 let (message, rotate) = s.cursors[i].pick(routes[i] ?? [], rotateSeconds: zone.rotateSeconds, now: t)
                 if let rotate { next = min(next ?? rotate, rotate) }
+                s.zoneShows.append(Self.shows(zone, message, config: wall.config))
                 guard let message else { continue }
                 let part = Composer().compose(message, in: zone, mapper: b.mapper)
                 if let problem = part.problem {
@@ -270,9 +324,8 @@ public final class Mailroom: Sendable {
                 if let quiet, quiet.messages == .hold, !forced, targets[board] != frame {
                     // Quiet hours: the board stays as it is until they end (or a forced message).
                     let since = s.shownAt[board] ?? 0
-                    let until = quiet.end(after: t)
-                    s.quietHeld[board] = (parts.map(\.message).filter { $0.visibleAt > since }, until)
-                    next = min(next ?? until, until)
+                    s.quietHeld[board] = (parts.map(\.message).filter { $0.visibleAt > since }, quiet.until)
+                    if let until = quiet.until { next = min(next ?? until, until) }
                     continue
                 }
                 s.quietHeld[board] = nil
@@ -308,6 +361,16 @@ public final class Mailroom: Sendable {
         }
         schedule(next)
         return postedShown
+    }
+
+    /// A zone as `/status` reports it: its board (or grid), rows and columns (first, last), and
+    /// the message it shows (`until`: when a temporary one ends).
+    static func shows(_ zone: Zone, _ message: InboxMessage?, config: FlapdConfig) -> StatusReport.ZoneShows {
+        let id = config.boards[zone.board].id
+        let on = zone.pieces.isEmpty ? id : config.grids.first { $0.boards.joined().contains(zone.board) }?.id ?? id
+        return StatusReport.ZoneShows(board: on, rows: [zone.rows.lowerBound, zone.rows.upperBound - 1],
+                                      cols: [zone.cols.lowerBound, zone.cols.upperBound - 1], id: message?.id,
+                                      sender: message?.senderName, until: message?.duration == nil ? nil : message?.expiresAt)
     }
 
     /// The style the newest message of a board asks for (over the board's own), and its landing

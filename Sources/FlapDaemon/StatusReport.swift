@@ -15,6 +15,21 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// Quiet hours for motion, and the messages waiting (for their unlock, or for the hours' end).
     public var quiet: Quiet?
     public var waiting: [Waiting]?
+    /// What each zone shows, and who sent it.
+    public var zones: [ZoneShows]?
+    /// The upper edges (µs, exclusive) of the lateness bins; the last bin takes the rest.
+    public var latenessBinsUs: [Int]?
+
+    /// One zone: its board (or grid) and rectangle, and the message it shows — whose, and until
+    /// when if it is temporary. No message: the zone draws nothing.
+    public struct ZoneShows: Codable, Sendable, Equatable {
+        public var board: String
+        public var rows: [Int]
+        public var cols: [Int]
+        public var id: String?
+        public var sender: String?
+        public var until: Double?
+    }
 
     /// Quiet hours: whether they hold now, until when (seconds since 1970), and what they do.
     public struct Quiet: Codable, Sendable, Equatable {
@@ -22,6 +37,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var until: Double?
         /// `hold` or `gentle`.
         public var messages: String
+        /// Switched on or off by hand (`POST /quiet`); nil: the configured hours decide.
+        public var switched: Bool?
     }
 
     /// A message that is not on the board yet: who sent it, and why it waits (`unlock` — a held
@@ -91,6 +108,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var writeFailures: Int?
         public var maxLateUs: Int?
         public var frames: Int?
+        /// Step edges per lateness bin (edges in `StatusReport.latenessBinsUs`).
+        public var stepLatenessBins: [Int]?
     }
 
     /// What is reported of one module (`state` one of `ModuleCondition`).
@@ -109,6 +128,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var latenessP99Us: Int
         public var latenessMaxUs: Int
         public var early: Int
+        /// Fired flips per lateness bin (edges in `StatusReport.latenessBinsUs`).
+        public var latenessBins: [Int]?
     }
 
     public struct MessageAPI: Codable, Sendable, Equatable {

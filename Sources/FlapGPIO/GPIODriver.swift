@@ -84,6 +84,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     public var stats: Counters { lock.lock(); defer { lock.unlock() }; return counters }
     /// Every step's lateness against the plan (when the thread took it up to write it).
     public var stepLateness: LatenessSummary { lock.lock(); defer { lock.unlock() }; return stepLate.summary }
+    /// Step edges per lateness bin (`LatenessHistogram.binEdgesMicros`).
+    public var stepLatenessBins: [Int] { lock.lock(); defer { lock.unlock() }; return stepLate.bins() }
 
     /// Whether every module has finished its steps and been released.
     public var idle: Bool {

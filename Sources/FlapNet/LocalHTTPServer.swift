@@ -21,15 +21,28 @@ public struct LocalHTTPServer: Service {
         public var body: ByteBuffer
         /// The body was larger than the server takes (`body` is then empty).
         public var tooLarge: Bool
+        public init(method: HTTPMethod, path: String, headers: HTTPHeaders = [:], body: ByteBuffer = ByteBuffer(), tooLarge: Bool = false) {
+            self.method = method; self.path = path; self.headers = headers; self.body = body; self.tooLarge = tooLarge
+        }
     }
 
-    /// An answer: status, content type, body.
+    /// An answer: status, content type, body — or, for a stream (server-sent events), the
+    /// chunks that follow the head until the stream ends or the client goes.
     public struct Response: Sendable {
         public var status: Int
         public var contentType: String
         public var body: [UInt8]
-        public init(status: Int, contentType: String, body: [UInt8]) {
-            self.status = status; self.contentType = contentType; self.body = body
+        public var stream: AsyncStream<[UInt8]>?
+        /// Headers beyond the content type and length (`Cache-Control`, …).
+        public var headers: [(String, String)] = []
+        public init(status: Int, contentType: String, body: [UInt8], headers: [(String, String)] = []) {
+            self.status = status; self.contentType = contentType; self.body = body; self.headers = headers
+        }
+        /// A streamed answer: each chunk is written and flushed as it comes; the connection
+        /// closes when the stream ends. Its request's deadline no longer applies.
+        public init(status: Int, contentType: String, stream: AsyncStream<[UInt8]>) {
+            self.init(status: status, contentType: contentType, body: [], headers: [("Cache-Control", "no-store")])
+            self.stream = stream
         }
     }
 
@@ -175,8 +188,10 @@ public struct LocalHTTPServer: Service {
         }
 
         private func write(_ response: Response, for head: HTTPRequestHead, context: ChannelHandlerContext) {
+            if let stream = response.stream { return write(stream, response, for: head, context: context) }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: response.contentType)
+            for (name, value) in response.headers { headers.add(name: name, value: value) }
             headers.add(name: "Content-Length", value: String(response.body.count))
             let keepAlive = head.isKeepAlive
             headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
@@ -188,6 +203,29 @@ public struct LocalHTTPServer: Service {
                 let (connection, context) = bound.value
                 if keepAlive { connection.armTimeout(context: context) } else { context.close(promise: nil) }
             }
+        }
+
+        /// Writes a streamed answer: the head (chunked on HTTP/1.1), then each chunk as it comes,
+        /// waiting for the socket to take it; the end and a close when the stream ends. The
+        /// stream's consumer goes when the client does. Nothing more is read off the connection.
+        private func write(_ stream: AsyncStream<[UInt8]>, _ response: Response, for head: HTTPRequestHead, context: ChannelHandlerContext) {
+            refused = true
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: response.contentType)
+            for (name, value) in response.headers { headers.add(name: name, value: value) }
+            headers.add(name: "Connection", value: "close")
+            let responseHead = HTTPResponseHead(version: head.version, status: .init(statusCode: response.status), headers: headers)
+            context.writeAndFlush(wrapOutboundOut(.head(responseHead)), promise: nil)
+            let channel = context.channel
+            let pump = Task {
+                for await chunk in stream {
+                    let part = HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk)))
+                    do { try await channel.writeAndFlush(part).get() } catch { break }
+                }
+                try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
+                try? await channel.close()
+            }
+            channel.closeFuture.whenComplete { _ in pump.cancel() }
         }
     }
 }

@@ -186,6 +186,8 @@ public final class Conductor: Sendable {
 
     /// Lateness of every event fired so far.
     public var lateness: LatenessSummary { state.withLock { $0.histogram.summary } }
+    /// Fired flips per lateness bin (`LatenessHistogram.binEdgesMicros`).
+    public var latenessBins: [Int] { state.withLock { $0.histogram.bins() } }
 
     /// Nanoseconds the real-time thread has spun on the clock so far, landing on deadlines.
     public var spinTime: Int64 { spun.load(ordering: .relaxed) }

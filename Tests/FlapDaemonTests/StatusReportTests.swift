@@ -21,9 +21,9 @@ import Testing
         let json = try report.json()
         #expect(try StatusReport.decode(json) == report)
         let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
-        #expect(Set(object.keys) == ["boards", "conductor", "message_api", "uptime_s", "versions"], "no sound: left out")
-        let conductor = try #require(object["conductor"] as? [String: Int])
-        #expect(Set(conductor.keys) == ["flips", "lateness_p50_us", "lateness_p99_us", "lateness_max_us", "early"])
+        #expect(Set(object.keys) == ["boards", "conductor", "message_api", "uptime_s", "versions", "lateness_bins_us"], "no sound: left out")
+        let conductor = try #require(object["conductor"] as? [String: Any])
+        #expect(Set(conductor.keys) == ["flips", "lateness_p50_us", "lateness_p99_us", "lateness_max_us", "early", "lateness_bins"])
         let modules = try #require((object["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Int])
         #expect(modules == ["ok": 45, "faulty": 0], "absent values are left out, not null")
     }

@@ -1,0 +1,121 @@
+import FlapClock
+import FlapCore
+import FlapNet
+import Foundation
+import Synchronization
+
+/// The board as the web page watches it: a `FlipObserver` that hands every flip the conductor
+/// fires (with its planned and actual instants) and every settled frame to the pages watching,
+/// as server-sent events. The page animates each flip at its planned instant, so it shows the
+/// wall's own cascade — from the one timeline the other outputs follow, not from a plan of its own.
+///
+/// On the conductor's thread it does nothing while no page watches, else one short push; the
+/// JSON is written on a thread of its own, at most every `batch` (about 40 frames a second), and
+/// a page that does not keep up loses its oldest events, never the conductor's time (the next
+/// settled frame puts it right).
+public final class WebFeed: FlipObserver, Sendable {
+    /// Pages that may watch at once; one more is refused (503).
+    public static let maxWatchers = 8
+    /// Events kept for a page that reads slowly, before its oldest are dropped.
+    static let backlog = 256
+    /// How long flips gather before they are sent together.
+    static let batch = 0.025
+
+    enum Item: Sendable {
+        case flip(FlipEvent)
+        case settled(board: Int, transition: Int, frame: Frame)
+    }
+
+    /// The pages watching, each a stream of event chunks.
+    final class Watchers: Sendable {
+        let streams = Mutex<(next: Int, all: [Int: AsyncStream<[UInt8]>.Continuation])>((0, [:]))
+        let count = Atomic<Int>(0)
+
+        func send(_ chunk: [UInt8]) {
+            streams.withLock { for c in $0.all.values { c.yield(chunk) } }
+        }
+    }
+
+    private let watchers = Watchers()
+    private let queue: OutputQueue<Item>
+
+    public init() {
+        let watchers = self.watchers
+        queue = OutputQueue(name: "flapd-web") { items in
+            for chunk in WebFeed.events(items) { watchers.send(chunk) }
+            Thread.sleep(forTimeInterval: WebFeed.batch)  // lets the next flips gather
+        }
+    }
+
+    public func flip(_ event: FlipEvent) {
+        guard watchers.count.load(ordering: .relaxed) > 0 else { return }
+        queue.push(.flip(event))
+    }
+
+    public func settled(board: Int, transition: Int, frame: Frame) {
+        guard watchers.count.load(ordering: .relaxed) > 0 else { return }
+        queue.push(.settled(board: board, transition: transition, frame: frame))
+    }
+
+    /// A new page's stream of events, beginning with `hello` (what `hello()` makes, called once
+    /// the page is counted, so no flip falls between the two); nil when `maxWatchers` watch.
+    public func watch(hello: () -> [String: Any]) -> AsyncStream<[UInt8]>? {
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(Self.backlog))
+        let id: Int? = watchers.streams.withLock { s in
+            guard s.all.count < Self.maxWatchers else { return nil }
+            s.next += 1
+            s.all[s.next] = continuation
+            watchers.count.store(s.all.count, ordering: .relaxed)
+            return s.next
+        }
+        guard let id else { return nil }
+        let all = watchers
+        continuation.onTermination = { _ in
+            all.streams.withLock { s in
+                s.all[id] = nil
+                all.count.store(s.all.count, ordering: .relaxed)
+            }
+        }
+        continuation.yield(Self.event("hello", hello()))
+        return stream
+    }
+
+    /// Ends every page's stream (flapd is stopping) and the feed's thread.
+    public func finish() {
+        // Finished outside the lock: a stream's end takes it to count the page out.
+        for c in watchers.streams.withLock({ Array($0.all.values) }) { c.finish() }
+        queue.close()
+    }
+
+    /// One `flips` event for the flips of a batch (rows of `[board, row, col, code, planned ms,
+    /// actual ms, transition]`, instants on the monotonic clock), and one `settled` event per
+    /// settled board, in the order they came.
+    static func events(_ items: [Item]) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var flips: [[Any]] = []
+        func flush() {
+            guard !flips.isEmpty else { return }
+            out.append(event("flips", ["now": ms(MonotonicClock.now()), "flips": flips]))
+            flips.removeAll()
+        }
+        for item in items {
+            switch item {
+            case .flip(let e):
+                flips.append([e.board, e.row, e.col, Int(e.glyph.code), ms(e.planned), ms(e.actual), e.transition])
+            case .settled(let board, let transition, let frame):
+                flush()
+                out.append(event("settled", ["board": board, "transition": transition, "codes": frame.codes]))
+            }
+        }
+        flush()
+        return out
+    }
+
+    /// Monotonic nanoseconds as milliseconds, to the microsecond.
+    static func ms(_ nanos: Int64) -> Double { Double(nanos / 1000) / 1000 }
+
+    /// One server-sent event: its name and its JSON on one `data:` line.
+    static func event(_ name: String, _ object: [String: Any]) -> [UInt8] {
+        Array("event: \(name)\ndata: ".utf8) + Array(SortedJSON.data(object)) + Array("\n\n".utf8)
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// Issue 16, items 1 and 2: flapd's web page in a real browser — Debian's Chromium, headless,
+/// driven by Selenium (PyPI) through Debian's chromedriver (`Tests/clients/web-check.py`) —
+/// against a real flapd with a key: a wrong key is refused; the live board plays every flip of
+/// a posted message in cascade order and ends on what `GET /local-api/message` returns; the
+/// screenshot has letters where the board has them and dark modules elsewhere; compose previews
+/// on the board's own size (the cut lines named) and sends; status shows the zone and its sender,
+/// the lateness plot, and the quiet switch works from its buttons.
+@Suite struct WebPageTests {
+    @Test(.timeLimit(.minutes(15))) func thePageShowsTheWallInARealBrowser() async throws {
+        let dir = try scratchDirectory("flap-web")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let venv = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/venv", "browser"], executable: "/bin/bash")
+        try #require(await venv.waitForSlowExit() == 0, "the browser venv: \(venv.stderr)")
+        let python = venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try "local_api: { port: 0, key: hallway-key }\n".write(toFile: dir + "/c.yaml", atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["demo", "--config", dir + "/c.yaml", "--plain", "--no-sound"])
+        defer { flapd.terminate() }
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        let check = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/web-check.py", "\(port)", "hallway-key", dir], executable: python)
+        #expect(await check.waitForSlowExit() == 0, "\(check.stderr)")
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stdout)\n\(check.stderr)")
+
+        #expect((seen["wrong-key-problem"] as? String)?.hasPrefix("Invalid API key") == true, "\(seen)")
+        #expect(seen["wrong-key-cells"] as? Int == 0, "no board without the key")
+        #expect(seen["cells"] as? Int == 132 && seen["board-before"] as? Bool == true)
+        #expect(seen["post"] as? Int == 201)
+        #expect(seen["settled-matches"] as? Bool == true, "the page ends on GET /local-api/message")
+        let posted = try #require(seen["flips-posted"] as? Int)
+        #expect(posted > 100 && seen["flips-shown"] as? Int == posted, "every flip of the transition played: \(seen)")
+        #expect(seen["cascade-order"] as? Bool == true && seen["first-flips-by-cascade"] as? Bool == true)
+        #expect(seen["modules-moved"] as? Int == 19, "HELLO FROM THE HALLWAY: 19 letters")
+        #expect(seen["letters-lit"] as? Int == 19 && seen["letters"] as? Int == 19, "every letter drawn where the board has it")
+        #expect(seen["blanks-dark"] as? Int == 113 && seen["blanks"] as? Int == 113, "every blank module dark")
+        #expect(seen["preview-matches"] as? Bool == true, "the preview is the local API's preview")
+        let cut = try #require(seen["preview-cut"] as? [String])
+        #expect(!cut.isEmpty && seen["preview-cut-shown"] as? [String] == cut.map { "Cut (does not fit): " + $0 })
+        #expect(seen["send-status"] as? String == "201" && seen["sent-shows-preview"] as? Bool == true)
+        let zone = try #require(seen["status-zone-sender"] as? [String])
+        #expect(zone.prefix(4) == ["wall", "1–6", "1–22", "local"], "\(zone)")
+        #expect(seen["histogram-bars"] as? Int == 12)
+        let on = try #require(seen["quiet-after-on"] as? [String: Any])
+        #expect(on["active"] as? Bool == true && on["switched"] as? Bool == true)
+        #expect(seen["quiet-after-auto"] is NSNull, "no quiet hours configured: back to none")
+        #expect(seen["display-header-hidden"] as? Bool == true)
+        #expect((seen["board-colours"] as? Int ?? 0) > 16 && (seen["status-colours"] as? Int ?? 0) > 16, "screenshots are not blank")
+        #expect(seen["console-errors"] as? [String] == [], "\(seen["console-errors"] ?? "")")
+        for shot in ["board", "compose", "status", "display"] {
+            #expect(FileManager.default.fileExists(atPath: "\(dir)/\(shot).png"))
+        }
+    }
+}

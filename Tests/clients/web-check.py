@@ -1,0 +1,161 @@
+"""flapd's web page in a real browser: Debian's Chromium, headless, driven by Selenium through
+Debian's chromedriver, against a running flapd. Prints one JSON object of what it saw; the test
+(WebPageTests) decides. With --shots DIR it also keeps the screenshots there (the README's).
+
+usage: web-check.py PORT KEY OUTDIR [--shots DIR]
+"""
+import json, shutil, sys, time, urllib.request, urllib.error
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from PIL import Image
+
+port, key, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
+shots = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--shots" else None
+base = f"http://127.0.0.1:{port}"
+WAIT = 120  # seconds: a bound for a loaded machine, not a measure
+
+
+def http(method, path, body=None, k=key):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method, headers={"X-Vestaboard-Local-Api-Key": k, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000",
+          "--force-device-scale-factor=1", "--no-first-run", "--disable-extensions", f"--user-data-dir={outdir}/profile"]:
+    options.add_argument(a)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+wait = WebDriverWait(driver, WAIT, poll_frequency=0.05)
+out = {}
+
+
+def page_codes(board=0):
+    return driver.execute_script(
+        "const b = flapd.boards[arguments[0]]; const rows = [];"
+        "for (let r = 0; r < b.rows; r++) rows.push(b.cells.slice(r * b.cols, (r + 1) * b.cols).map(c => Number(c.dataset.code)));"
+        "return rows;", board)
+
+
+def settled_on(expected, board=0):
+    """Waits until the page shows `expected` (after its settled frame came) and returns whether it did."""
+    try:
+        wait.until(lambda d: page_codes(board) == expected)
+        return True
+    except Exception:
+        return False
+
+
+def bright(png, rect):
+    """Pixels brighter than the flap's own grey in a cell's rectangle of a screenshot."""
+    img = Image.open(png).convert("L")
+    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
+    return sum(img.crop((x, y, x + w, y + h)).histogram()[161:])
+
+
+try:
+    # 1. A wrong key: the page says so and shows no board.
+    driver.get(base + "/")
+    driver.execute_script("localStorage.setItem('flapd-key', 'not-the-key')")
+    driver.get(base + "/")
+    wait.until(lambda d: d.find_element(By.ID, "keyform").is_displayed())
+    out["wrong-key-problem"] = driver.find_element(By.ID, "keyproblem").text
+    out["wrong-key-cells"] = len(driver.find_elements(By.CSS_SELECTOR, "#boards .flap"))
+
+    # 2. The right key, typed into the form: the live board comes.
+    driver.find_element(By.ID, "key").send_keys(key)
+    driver.find_element(By.CSS_SELECTOR, "#keyform button").click()
+    wait.until(lambda d: d.execute_script("return flapd.ready"))
+    out["cells"] = len(driver.find_elements(By.CSS_SELECTOR, "#boards .flap"))
+    out["board-before"] = page_codes() == http("GET", "/local-api/message")[1]["message"]
+
+    # 3. A message posted to the local API: the page plays every flip, in cascade order, and ends on
+    #    what GET /local-api/message returns.
+    status, posted = http("POST", "/local-api/message", {"text": "HELLO FROM THE HALLWAY"})
+    out["post"] = status
+    expected = http("GET", "/local-api/message")[1]["message"]
+    out["settled-matches"] = settled_on(expected)
+    transition = posted["transition"]
+    log = driver.execute_script("return flapd.log.filter(e => e.transition === arguments[0])", transition)
+    out["flips-posted"] = posted["flips"]
+    out["flips-shown"] = len(log)
+    ordered = sorted(log, key=lambda e: e["at"])
+    out["cascade-order"] = all(a["planned"] <= b["planned"] for a, b in zip(ordered, ordered[1:]))
+    firsts = {}
+    for e in ordered:
+        firsts.setdefault((e["row"], e["col"]), e["planned"])
+    out["modules-moved"] = len(firsts)
+    out["first-flips-by-cascade"] = all(
+        firsts[m] <= firsts[n] for m in firsts for n in firsts if (m[0] * 50 + m[1] * 20) < (n[0] * 50 + n[1] * 20))
+
+    # 4. Screenshots: the board page has its letters where the board has them.
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".leaf"))  # the last flips' lower leaves have landed
+    driver.save_screenshot(f"{outdir}/board.png")
+    cells = driver.find_elements(By.CSS_SELECTOR, "#boards .board[data-board='0'] .flap")
+    lit = [(r, c) for r, line in enumerate(expected) for c, code in enumerate(line) if code != 0]
+    dark = [(r, c) for r, line in enumerate(expected) for c, code in enumerate(line) if code == 0]
+    out["letters-lit"] = sum(1 for r, c in lit if bright(f"{outdir}/board.png", cells[r * 22 + c].rect) > 5)
+    out["letters"] = len(lit)
+    out["blanks-dark"] = sum(1 for r, c in dark if bright(f"{outdir}/board.png", cells[r * 22 + c].rect) == 0)
+    out["blanks"] = len(dark)
+    out["board-colours"] = len(Image.open(f"{outdir}/board.png").convert("RGB").getcolors(1 << 24) or [])
+
+    # 5. Compose: the preview is the board's own (what the local API's preview says), with the cut
+    #    lines named; send shows it.
+    text = ("THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG, THEN RUNS ON PAST THE HALLWAY, DOWN THE STAIRS, OUT OF "
+            "THE DOOR, ACROSS THE GARDEN, OVER THE FENCE AND FAR AWAY UNTIL THE BOARD'S LAST ROW CUTS IT SHORT")
+    box = driver.find_element(By.ID, "text")
+    box.send_keys(text)
+    wait.until(lambda d: d.find_element(By.ID, "preview").get_attribute("data-codes") not in (None, "", "[]"))
+    _, preview = http("POST", "/local-api/preview", {"text": text})
+    out["preview-matches"] = json.loads(driver.find_element(By.ID, "preview").get_attribute("data-codes")) == preview["message"]
+    out["preview-cut-shown"] = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#previewnotes li.cut")]
+    out["preview-cut"] = preview["cut"]
+    driver.find_element(By.ID, "send").click()
+    wait.until(lambda d: d.find_element(By.ID, "sent").get_attribute("data-status"))
+    out["send-status"] = driver.find_element(By.ID, "sent").get_attribute("data-status")
+    out["sent-shows-preview"] = settled_on(preview["message"])
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".leaf"))
+    driver.save_screenshot(f"{outdir}/compose.png")
+    latency = driver.execute_script("return flapd.latency.slice().sort((a, b) => a - b)")
+    first_board = driver.execute_script("return flapd.readyAt")
+
+    # 6. Status: boards, zones, timing plot; the quiet switch works from its button.
+    driver.get(base + "/#status")
+    wait.until(lambda d: d.find_element(By.ID, "status").get_attribute("data-loaded"))
+    out["status-zone-sender"] = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#status table:nth-of-type(2) td")][:6]
+    out["histogram-bars"] = len(driver.find_elements(By.CSS_SELECTOR, "svg.histogram rect"))
+    driver.find_element(By.ID, "quiet-on").click()
+    wait.until(lambda d: "quiet now" in d.find_element(By.ID, "quietstate").text)
+    out["quiet-after-on"] = http("GET", "/status")[1]["quiet"]
+    driver.find_element(By.ID, "quiet-auto").click()
+    wait.until(lambda d: "quiet now" not in d.find_element(By.ID, "quietstate").text)
+    out["quiet-after-auto"] = http("GET", "/status")[1].get("quiet")
+    driver.save_screenshot(f"{outdir}/status.png")
+    out["status-colours"] = len(Image.open(f"{outdir}/status.png").convert("RGB").getcolors(1 << 24) or [])
+
+    # 7. The board alone, as a wall display.
+    driver.get(base + "/?display")
+    wait.until(lambda d: d.execute_script("return flapd.ready"))
+    out["display-header-hidden"] = not driver.find_element(By.TAG_NAME, "header").is_displayed()
+    driver.save_screenshot(f"{outdir}/display.png")
+
+    # Figures, not asserted: page weight, time to the first board, conductor → page latency.
+    out["page-bytes"] = driver.execute_script(
+        "return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation')).reduce((n, e) => n + e.transferSize, 0)")
+    out["first-board-ms"] = first_board
+    out["latency-ms"] = latency
+    if shots:
+        for name in ("board", "status", "display"):
+            shutil.copy(f"{outdir}/{name}.png", f"{shots}/web-{name}.png")
+finally:
+    out["console-errors"] = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]]
+    driver.quit()
+print(json.dumps(out))
