@@ -4,7 +4,7 @@ Debian's chromedriver, against a running flapd. Prints one JSON object of what i
 
 usage: web-check.py PORT KEY OUTDIR [--shots DIR]
 """
-import json, shutil, sys, time, urllib.request, urllib.error
+import json, shutil, sys, threading, time, urllib.request, urllib.error
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -35,6 +35,26 @@ for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 wait = WebDriverWait(driver, WAIT, poll_frequency=0.05)
 out = {}
+
+
+def raw_reader(transition_of, latencies, ready, done):
+    """The baseline of the page's event latency: a plain reader of /events in this process, on
+    the same CLOCK_MONOTONIC as the conductor's instants (time.monotonic on Linux)."""
+    req = urllib.request.Request(base + "/events", headers={"X-Vestaboard-Local-Api-Key": key})
+    with urllib.request.urlopen(req, timeout=WAIT) as r:
+        name = None
+        for line in r:
+            line = line.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+                if name == "hello":
+                    ready.set()
+            elif line.startswith("data: ") and name == "flips":
+                now = time.monotonic() * 1000
+                latencies.extend(now - f[5] for f in json.loads(line[6:])["flips"])
+            elif line.startswith("data: ") and name == "settled" and json.loads(line[6:])["transition"] == transition_of():
+                done.set()
+                return
 
 
 def page_codes(board=0):
@@ -78,7 +98,12 @@ try:
 
     # 3. A message posted to the local API: the page plays every flip, in cascade order, and ends on
     #    what GET /local-api/message returns.
-    status, posted = http("POST", "/local-api/message", {"text": "HELLO FROM THE HALLWAY"})
+    raw, raw_ready, raw_done, posted = [], threading.Event(), threading.Event(), {}
+    reader = threading.Thread(target=raw_reader, args=(lambda: posted.get("transition"), raw, raw_ready, raw_done), daemon=True)
+    reader.start()
+    raw_ready.wait(WAIT)
+    status, answer = http("POST", "/local-api/message", {"text": "HELLO FROM THE HALLWAY"})
+    posted.update(answer)
     out["post"] = status
     expected = http("GET", "/local-api/message")[1]["message"]
     out["settled-matches"] = settled_on(expected)
@@ -138,7 +163,9 @@ try:
     driver.find_element(By.ID, "quiet-auto").click()
     wait.until(lambda d: "quiet now" not in d.find_element(By.ID, "quietstate").text)
     out["quiet-after-auto"] = http("GET", "/status")[1].get("quiet")
+    driver.set_window_size(1400, 1500)  # the whole status page, plots included
     driver.save_screenshot(f"{outdir}/status.png")
+    driver.set_window_size(1400, 1000)
     out["status-colours"] = len(Image.open(f"{outdir}/status.png").convert("RGB").getcolors(1 << 24) or [])
 
     # 7. The board alone, as a wall display.
@@ -150,11 +177,13 @@ try:
     # Figures, not asserted: page weight, time to the first board, conductor → page latency.
     out["page-bytes"] = driver.execute_script(
         "return performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation')).reduce((n, e) => n + e.transferSize, 0)")
+    raw_done.wait(WAIT)
+    out["raw-latency-ms"] = sorted(raw)
     out["first-board-ms"] = first_board
     out["latency-ms"] = latency
     if shots:
-        for name in ("board", "status", "display"):
-            shutil.copy(f"{outdir}/{name}.png", f"{shots}/web-{name}.png")
+        for name, shot in (("compose", "board"), ("status", "status"), ("display", "display")):
+            shutil.copy(f"{outdir}/{name}.png", f"{shots}/web-{shot}.png")
 finally:
     out["console-errors"] = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]]
     driver.quit()

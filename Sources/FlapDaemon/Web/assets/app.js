@@ -237,7 +237,7 @@ function table(head, rows) {
   return el('table', {}, el('tr', {}, ...head.map((h) => el('th', {}, h))), ...rows.map((r) => el('tr', {}, ...r.map((c) => el('td', {}, c)))));
 }
 function histogram(title, edges, counts) {
-  const w = 28, h = 80, max = Math.max(...counts, 1);
+  const w = 52, h = 90, max = Math.max(...counts, 1);
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('width', counts.length * w + 10); svg.setAttribute('height', h + 30);
   svg.setAttribute('class', 'histogram'); svg.setAttribute('data-title', title);
@@ -247,8 +247,8 @@ function histogram(title, edges, counts) {
     bar.setAttribute('x', i * w + 4); bar.setAttribute('y', h - bh); bar.setAttribute('width', w - 6); bar.setAttribute('height', bh);
     const tip = document.createElementNS(svg.namespaceURI, 'title'); tip.textContent = `${n}`; bar.append(tip);
     const label = document.createElementNS(svg.namespaceURI, 'text');
-    label.setAttribute('x', i * w + 4); label.setAttribute('y', h + 14);
-    label.textContent = i < edges.length ? '<' + (edges[i] >= 1000 ? edges[i] / 1000 + 'ms' : edges[i] + 'µ') : '≥20ms';
+    label.setAttribute('x', i * w + w / 2); label.setAttribute('y', h + 14); label.setAttribute('text-anchor', 'middle');
+    label.textContent = i < edges.length ? '< ' + (edges[i] >= 1000 ? edges[i] / 1000 + ' ms' : edges[i] + ' µs') : '≥ ' + edges[edges.length - 1] / 1000 + ' ms';
     svg.append(bar, label);
   });
   return el('figure', {}, svg, el('figcaption', {}, title + ' (log scale; hover for counts)'));
