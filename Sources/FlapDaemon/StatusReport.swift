@@ -172,45 +172,4 @@ public struct StatusReport: Codable, Sendable, Equatable {
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try decoder.decode(StatusReport.self, from: data)
     }
-
-    /// The Prometheus text of `GET /metrics`.
-    public var prometheus: String {
-        let l = conductor
-        var lines = [
-            "# HELP flapd_flips_total Flips fired by the conductor.", "# TYPE flapd_flips_total counter",
-            "flapd_flips_total \(l.flips)",
-            "# HELP flapd_lateness_microseconds Lateness of fired flips (actual - planned).",
-            "# TYPE flapd_lateness_microseconds summary",
-            "flapd_lateness_microseconds{quantile=\"0.5\"} \(l.latenessP50Us)",
-            "flapd_lateness_microseconds{quantile=\"0.99\"} \(l.latenessP99Us)",
-            "flapd_lateness_microseconds{quantile=\"1\"} \(l.latenessMaxUs)",
-            "# HELP flapd_board_moving Whether a board is in a transition.", "# TYPE flapd_board_moving gauge",
-        ]
-        for b in boards { lines.append("flapd_board_moving{board=\"\(b.id)\"} \(b.moving ? 1 : 0)") }
-        lines += ["# HELP flapd_board_faulty_modules Modules reported faulty.", "# TYPE flapd_board_faulty_modules gauge"]
-        for b in boards { lines.append("flapd_board_faulty_modules{board=\"\(b.id)\"} \(b.modules.faulty)") }
-        lines += ["# HELP flapd_module_flips_total Flips a module has made (its wear).", "# TYPE flapd_module_flips_total counter"]
-        for b in boards {
-            for (r, row) in (b.flips ?? []).enumerated() {
-                for (c, n) in row.enumerated() { lines.append("flapd_module_flips_total{board=\"\(b.id)\",row=\"\(r)\",col=\"\(c)\"} \(n)") }
-            }
-        }
-        if let q = quiet {
-            lines += ["# HELP flapd_quiet_hours Whether quiet hours hold the board's motion now.", "# TYPE flapd_quiet_hours gauge",
-                      "flapd_quiet_hours \(q.active ? 1 : 0)"]
-        }
-        lines += ["# HELP flapd_messages_waiting Messages not shown yet (held letters, quiet hours).", "# TYPE flapd_messages_waiting gauge",
-                  "flapd_messages_waiting \(waiting?.count ?? 0)"]
-        lines += ["# HELP flapd_message_api_connected Whether the message API is connected.",
-                  "# TYPE flapd_message_api_connected gauge", "flapd_message_api_connected \(messageApi.connected ? 1 : 0)",
-                  "# TYPE flapd_message_api_skipped_frames_total counter",
-                  "flapd_message_api_skipped_frames_total \(messageApi.skippedFrames ?? 0)"]
-        if let s = sound {
-            lines += ["# TYPE flapd_sound_clacks_total counter", "flapd_sound_clacks_total \(s.clacks)",
-                      "# TYPE flapd_sound_underruns_total counter", "flapd_sound_underruns_total \(s.underruns)"]
-        }
-        lines += ["# TYPE flapd_uptime_seconds gauge", "flapd_uptime_seconds \(String(format: "%.1f", uptimeS))",
-                  "# TYPE flapd_build_info gauge", "flapd_build_info{version=\"\(versions["flapd"] ?? "")\"} 1"]
-        return lines.joined(separator: "\n") + "\n"
-    }
 }

@@ -36,11 +36,19 @@ import Testing
             messageApi: StatusReport.MessageAPI(configured: true, connected: true, skippedFrames: 3), sound: nil, uptimeS: 1.5,
             versions: ["flapd": "9.9"])
         var text = report.prometheus
-        for line in ["flapd_flips_total 7", "flapd_lateness_microseconds{quantile=\"0.99\"} 20", "flapd_board_moving{board=\"wall\"} 1",
-                     "flapd_board_faulty_modules{board=\"wall\"} 1", "flapd_message_api_connected 1",
-                     "flapd_message_api_skipped_frames_total 3", "flapd_uptime_seconds 1.5", "flapd_build_info{version=\"9.9\"} 1"] {
+        // Counters as whole numbers, gauges as swift-prometheus writes a Double.
+        for line in ["flapd_flips_total 7", "flapd_lateness_microseconds{quantile=\"0.99\"} 20.0", "flapd_board_moving{board=\"wall\"} 1.0",
+                     "flapd_board_faulty_modules{board=\"wall\"} 1.0", "flapd_message_api_connected 1.0",
+                     "flapd_message_api_skipped_frames_total 3", "flapd_uptime_seconds 1.5", "flapd_build_info{version=\"9.9\"} 1.0",
+                     "# TYPE flapd_flips_total counter", "# TYPE flapd_board_moving gauge", "# HELP flapd_flips_total Flips fired by the conductor."] {
             #expect(text.contains(line + "\n"), "\(line) in \(text)")
         }
+        #expect(!text.contains("flapd_lateness_bins_total"), "no bins in the report: none written")
+        report.conductor.latenessBins = [5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+        report.latenessBinsUs = [10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000]
+        text = report.prometheus
+        #expect(text.contains("flapd_lateness_bins_total{below_us=\"10\"} 5\n") && text.contains("flapd_lateness_bins_total{below_us=\"20000\"} 5\n")
+                && text.contains("flapd_lateness_bins_total{below_us=\"inf\"} 7\n"), "cumulative: \(text)")
         #expect(!text.contains("flapd_sound"))
         report.sound = StatusReport.Sound(clacks: 4, late: 0, dropped: 0, underruns: 2, remaps: 0, openFailures: 0)
         text = report.prometheus
