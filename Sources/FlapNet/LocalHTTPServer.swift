@@ -60,6 +60,8 @@ public struct LocalHTTPServer: Service {
         public var requestTimeout: TimeAmount = .seconds(10)
         /// Connections in all and per client, and the first head's deadline.
         public var door = DoorLimits()
+        /// A streamed answer's client must take each chunk within this, else it is closed.
+        public var streamWriteTimeout: TimeAmount = .seconds(30)
         public init() {}
 
         var decoder: NIOHTTPDecoderLimitConfiguration {
@@ -216,10 +218,13 @@ public struct LocalHTTPServer: Service {
             headers.add(name: "Connection", value: "close")
             let responseHead = HTTPResponseHead(version: head.version, status: .init(statusCode: response.status), headers: headers)
             context.writeAndFlush(wrapOutboundOut(.head(responseHead)), promise: nil)
-            let channel = context.channel
+            let channel = context.channel, timeout = limits.streamWriteTimeout
             let pump = Task {
                 for await chunk in stream {
                     let part = HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: chunk)))
+                    // A client that stops reading is closed, not waited for.
+                    let stuck = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+                    defer { stuck.cancel() }
                     do { try await channel.writeAndFlush(part).get() } catch { break }
                 }
                 try? await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()

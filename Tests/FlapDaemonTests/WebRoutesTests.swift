@@ -116,6 +116,16 @@ import Testing
         feed.finish()
     }
 
+    @Test func aPageThatSeesNoFlipGetsKeepalives() async throws {
+        let feed = WebFeed(keepaliveEvery: 0.05)
+        defer { feed.finish() }
+        let stream = try #require(feed.watch { ["now": 0] })
+        var chunks = stream.makeAsyncIterator()
+        let hello = await chunks.next().map { String(decoding: $0, as: UTF8.self) }
+        let next = await chunks.next().map { String(decoding: $0, as: UTF8.self) }
+        #expect(hello?.hasPrefix("event: hello\n") == true && next == ": keepalive\n\n")
+    }
+
     @Test func latenessBinsCountEachEventOnce() {
         var h = LatenessHistogram()
         for ns: Int64 in [-5, 0, 9_999, 10_000, 150_000, 999_999, 1_000_000, 25_000_000, 90_000_000] { h.record(ns) }

@@ -38,12 +38,19 @@ public final class WebFeed: FlipObserver, Sendable {
 
     private let watchers = Watchers()
     private let queue: OutputQueue<Item>
+    private let keepalive: Task<Void, Never>
 
-    public init() {
+    /// - Parameter every: how often a page that sees no flip gets a comment line, so that a
+    ///   page (or a proxy) gone without a word is found out by the write that fails, and its
+    ///   place freed.
+    public init(keepaliveEvery every: Double = 15) {
         let watchers = self.watchers
         queue = OutputQueue(name: "flapd-web") { items in
             for chunk in WebFeed.events(items) { watchers.send(chunk) }
             Thread.sleep(forTimeInterval: WebFeed.batch)  // lets the next flips gather
+        }
+        keepalive = Task {
+            while (try? await Task.sleep(for: .seconds(every))) != nil { watchers.send(Array(": keepalive\n\n".utf8)) }
         }
     }
 
@@ -82,6 +89,7 @@ public final class WebFeed: FlipObserver, Sendable {
 
     /// Ends every page's stream (flapd is stopping) and the feed's thread.
     public func finish() {
+        keepalive.cancel()
         // Finished outside the lock: a stream's end takes it to count the page out.
         for c in watchers.streams.withLock({ Array($0.all.values) }) { c.finish() }
         queue.close()
