@@ -12,10 +12,10 @@ extension StatusReport {
     public var prometheus: String {
         let r = PrometheusCollectorRegistry()
         func gauge(_ name: String, _ help: String, _ value: Double, _ labels: [(String, String)] = []) {
-            r.makeGauge(name: name, labels: labels, help: help).set(to: value)
+            r.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels).set(to: value)
         }
         func counter(_ name: String, _ help: String, _ value: Int, _ labels: [(String, String)] = []) {
-            r.makeCounter(name: name, labels: labels, help: help).increment(by: Int64(value))
+            r.makeCounter(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels).increment(by: Int64(value))
         }
         counter("flapd_flips_total", "Flips fired by the conductor.", conductor.flips)
         let lateness = "Lateness of fired flips (actual - planned), microseconds."
