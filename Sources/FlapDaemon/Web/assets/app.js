@@ -67,6 +67,17 @@ function makeCell(board, code) {
   return cell;
 }
 
+// The flips' 90° instants, applied in the order the conductor fired them (the order they came),
+// each at its instant or, when the page is running late, as soon as it can — never out of order.
+const due = [];
+let pumping = null;
+function pump() {
+  clearTimeout(pumping);
+  const now = performance.now();
+  while (due.length && due[0].at <= now) due.shift().apply();
+  pumping = due.length ? setTimeout(pump, due[0].at - now) : null;
+}
+
 // One flip of one module: the upper leaf (old glyph) falls to 90° by `at`, the lower leaf (new
 // glyph) falls from 90° to rest after it; `at` is the flip's 90° instant on the page's clock.
 function flip(b, row, col, code, at, planned, transition) {
@@ -87,10 +98,11 @@ function flip(b, row, col, code, at, planned, transition) {
     { duration: half, delay: at - half - now, fill: 'both' });
   lower.animate([{ transform: 'rotateX(90deg)' }, { transform: 'rotateX(0deg)' }],
     { duration: half, delay: at - now, fill: 'both' });
-  setTimeout(() => {
+  due.push({ at, apply: () => {
     cell.dataset.code = code;
     flapd.log.push({ board: b, row, col, code, planned, transition, at: performance.now() });
-  }, Math.max(0, at - now));
+  } });
+  if (due.length === 1) pump();
   setTimeout(() => {
     upper.remove(); lower.remove();
     bottom.firstChild.textContent = to.text; bottom.style.background = to.color || '';
