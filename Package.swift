@@ -42,6 +42,7 @@ let package = Package(
         .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
         .target(name: "FlapCore"),
@@ -70,6 +71,8 @@ let package = Package(
         // For tests of serial buses: decoders written apart from the encoders, a scripted display.
         .target(name: "FlapSerialTesting", dependencies: ["FlapSerial"]),
         .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapClock", "FlapWiring", "CGPIOD"]),
+        // An MQTT connection through Eclipse Mosquitto's client library, on its network thread.
+        .target(name: "FlapMQTT", dependencies: ["CMosquitto"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapClock"]),
         // The message API client: WebSocket subscription and REST catch-up.
@@ -106,7 +109,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapClock", "FlapWiring", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
+                "FlapCore", "FlapInput", "FlapClock", "FlapWiring", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO", "FlapMQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

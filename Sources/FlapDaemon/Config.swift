@@ -17,6 +17,8 @@ public struct FlapdConfig: Sendable {
     public var boards: [BoardConfig] = [BoardConfig()]
     /// The message API to subscribe to; nil: none (local API only).
     public var messageAPI: MessageAPIConfig?
+    /// The MQTT broker to show the board to (Home Assistant's discovery); nil: none.
+    public var mqtt: MQTTConfig?
     /// Where senders' messages show. With a message API and no zones: everyone, whole first board.
     public var zones: [Zone] = []
     /// Boards addressed together as one grid (zones and the local API may name a grid).

@@ -96,6 +96,7 @@ public enum ConfigLoader {
         config.sound = sound(root.child("sound"))
         config.stateDir = root.string("state_dir")
         config.messageAPI = messageAPI(root.child("message_api"), environment: environment)
+        config.mqtt = mqtt(root.child("mqtt"), environment: environment)
         let quiet = root.child("quiet_hours")
         if quiet.node != nil {
             let from = timeOfDay(quiet, "from"), to = timeOfDay(quiet, "to")

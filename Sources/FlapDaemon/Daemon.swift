@@ -68,7 +68,9 @@ public struct Daemon: Sendable {
         // The web page's live board: only where the local API serves it.
         let feed = config.localAPI.enabled && options.once.isEmpty ? WebFeed() : nil
         defer { feed?.finish() }
-        let optional: [(any FlipObserver)?] = [journal, trace, status, keeper, feed]
+        // The MQTT bridge's view of the timeline: which boards move.
+        let motion = config.mqtt != nil && options.once.isEmpty ? MQTTMotion() : nil
+        let optional: [(any FlipObserver)?] = [journal, trace, status, keeper, feed, motion]
         let drivers: [any FlipObserver] = [virtual, watcher, counter] + optional.compactMap { $0 }
         let wall = Wall(config: config, drivers: drivers, clackSinks: sound.map { [$0] } ?? [], planSinks: serial.sinks + gpio.sinks, logger: logger,
                         accepted: { board, frame in
@@ -118,6 +120,9 @@ public struct Daemon: Sendable {
         if let client { members.append(.service("message API client", client)) }
         if let file = options.configFile {
             members.append(.service("reload", ReloadOnHangup { await reload(wall, mailroom: mailroom, from: file, systemd: systemd, status: status) }))
+        }
+        if let mqtt = config.mqtt, let motion {
+            members.append(.service("MQTT", MQTTBridge(config: mqtt, wall: wall, mailroom: mailroom, status: daemonStatus, motion: motion, logger: logger)))
         }
         let api = config.localAPI
         let app = LocalHTTPServer(

@@ -80,21 +80,12 @@ public enum LocalAPI {
     }
 
     static func post(_ request: Request, mailroom: Mailroom, wall: Wall, logger: Logger) async -> Response {
-        let b = wall.config.localSize
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
-        let post: LocalPost
-        switch LocalPost.parse(Data(buffer: request.body)) {
+        let posted: Wall.Shown?
+        switch await accept(Data(buffer: request.body), mailroom: mailroom, wall: wall) {
         case .failure(let e): return json(e.status, ["error": e.message])
-        case .success(let p): post = p
+        case .success(let shown): posted = shown
         }
-        let how = (transition: post.transition.isEmpty ? nil : post.transition, arriveAt: post.arriveAt)
-        let content: (text: String, type: InboxMessage.ContentType)
-        switch inboxContent(post.message, rows: b.rows, cols: b.cols) {
-        case .failure(let e): return json(e.status, ["error": e.message])
-        case .success(let c): content = c
-        }
-        // Saves the inbox first.
-        let posted = await mailroom.post(content.text, type: content.type, how: how, duration: post.duration, forced: post.forced)
         guard let shown = posted else {
             if mailroom.isQuietHolding {
                 logger.info("message kept for the end of the quiet hours")
@@ -114,6 +105,27 @@ public enum LocalAPI {
         if !shown.cut.isEmpty { reply["cut"] = shown.cut }
         if !shown.substitutions.isEmpty { reply["substitutions"] = shown.substitutions.map(\.description) }
         return json(201, reply)
+    }
+
+    /// A local API body (codes, `characters`, `text` or VBML, with its transition, `arriveAt`,
+    /// `duration`, `forced`), checked on the local board's size and taken into the inbox as the
+    /// local sender's: what the board is going to (nil: kept, not shown now — quiet hours, no
+    /// zone, stopping). Every door that takes such a body (HTTP, MQTT) takes it here.
+    static func accept(_ body: Data, mailroom: Mailroom, wall: Wall) async -> Result<Wall.Shown?, LocalAPIError> {
+        let b = wall.config.localSize
+        let post: LocalPost
+        switch LocalPost.parse(body) {
+        case .failure(let e): return .failure(e)
+        case .success(let p): post = p
+        }
+        let how = (transition: post.transition.isEmpty ? nil : post.transition, arriveAt: post.arriveAt)
+        let content: (text: String, type: InboxMessage.ContentType)
+        switch inboxContent(post.message, rows: b.rows, cols: b.cols) {
+        case .failure(let e): return .failure(e)
+        case .success(let c): content = c
+        }
+        // Saves the inbox first.
+        return .success(await mailroom.post(content.text, type: content.type, how: how, duration: post.duration, forced: post.forced))
     }
 
     /// A local message as the inbox keeps it — text, a pattern's codes, a VBML document — once

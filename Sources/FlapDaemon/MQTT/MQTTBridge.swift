@@ -1,0 +1,199 @@
+import FlapClock
+import FlapMQTT
+import FlapNet
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The board as a Home Assistant device over MQTT (see `MQTTDevice` for what it shows): a
+/// service that keeps one connection to the broker (libmosquitto reconnects with backoff), sends
+/// the discovery messages on every connect and whenever Home Assistant comes online, publishes
+/// state from the conductor's timeline (moving when a board flips, what it shows once it settles,
+/// the quiet switch, the board's link), and takes commands into the mailroom like every other
+/// door. At most `queued` commands wait; a flood beyond that loses its oldest, with a warning.
+final class MQTTBridge: Service, Sendable {
+    static let queued = 32
+    let device: MQTTDevice
+    private let config: MQTTConfig
+    private let wall: Wall
+    private let mailroom: Mailroom
+    private let status: DaemonStatus
+    private let motion: MQTTMotion
+    private let logger: Logger
+    /// Set by a (re)connect: every state topic is sent again, changed or not.
+    private let resend = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private let publisherDone = DispatchSemaphore(value: 0)
+
+    init(config: MQTTConfig, wall: Wall, mailroom: Mailroom, status: DaemonStatus, motion: MQTTMotion, logger: Logger) {
+        self.config = config
+        self.wall = wall
+        self.mailroom = mailroom
+        self.status = status
+        self.motion = motion
+        self.logger = logger
+        device = MQTTDevice(config: config, boards: wall.config.boards.map(\.id),
+                            localBoard: wall.config.boards[wall.config.localBoardIndex].id, version: DaemonStatus.version)
+    }
+
+    enum Command: Sendable { case message([UInt8]), home([UInt8]), quiet([UInt8]) }
+
+    func run() async throws {
+        var settings = config.broker
+        settings.will = device.will
+        let (commands, inbox) = AsyncStream<Command>.makeStream(bufferingPolicy: .bufferingNewest(Self.queued))
+        let dropped = Atomic<Int>(0)
+        let box = ClientBox()
+        var handlers = MQTTClient.Handlers()
+        handlers.connected = { [self, logger, config] in
+            logger.notice("MQTT connected", metadata: ["broker": "\(config.broker.host):\(config.broker.port)", "topic": "\(config.topic)"])
+            guard let client = box.client else { return }
+            for filter in [device.messageSet, device.homePress, device.quietSet, device.homeAssistantStatus] {
+                if let e = client.subscribe(filter) { logger.warning("MQTT: \(e)") }
+            }
+            announce(client)
+        }
+        handlers.disconnected = { [logger] reason in
+            logger.warning("MQTT connection lost; reconnecting with backoff", metadata: ["reason": "\(reason)"])
+        }
+        handlers.message = { [self, logger] m in
+            switch m.topic {
+            case device.homeAssistantStatus:
+                if m.text == "online", let client = box.client { logger.info("Home Assistant is online: discovery sent again"); announce(client) }
+                return
+            case device.messageSet: if case .dropped = inbox.yield(.message(m.payload)) { dropped.add(1, ordering: .relaxed) }
+            case device.homePress: if case .dropped = inbox.yield(.home(m.payload)) { dropped.add(1, ordering: .relaxed) }
+            case device.quietSet: if case .dropped = inbox.yield(.quiet(m.payload)) { dropped.add(1, ordering: .relaxed) }
+            default: return
+            }
+        }
+        let client: MQTTClient
+        do { client = try MQTTClient(settings, handlers: handlers) } catch { throw MQTTBridgeError(description: "MQTT: \(error)") }
+        box.client = client
+        let publisher = Thread { [self] in publishLoop(client) }
+        publisher.name = "flapd-mqtt"
+        publisher.start()
+        do { try client.start() } catch { logger.error("MQTT: \(error); retrying with backoff") }
+        let taker = Task {
+            for await command in commands {
+                let lost = dropped.exchange(0, ordering: .relaxed)
+                if lost > 0 { logger.warning("MQTT: commands came faster than they could be taken; the oldest were dropped", metadata: ["dropped": "\(lost)"]) }
+                await take(command, client: client)
+                motion.nudge.signal()
+            }
+        }
+        try? await gracefulShutdown()
+        inbox.finish()
+        await taker.value
+        stopping.store(true, ordering: .releasing)
+        motion.nudge.signal()
+        publisherDone.wait()
+        // A goodbye: the will is for a flapd gone without one.
+        client.publish(.init(topic: device.availability, "offline", retain: true))
+        client.stop()
+        box.client = nil
+        logger.info("MQTT: said offline and disconnected")
+    }
+
+    /// Discovery, then `online`, then every state topic again.
+    private func announce(_ client: MQTTClient) {
+        for m in device.discovery() { client.publish(m) }
+        client.publish(.init(topic: device.availability, "online", retain: true))
+        resend.store(true, ordering: .releasing)
+        motion.nudge.signal()
+    }
+
+    // MARK: Commands
+
+    private func take(_ command: Command, client: MQTTClient) async {
+        switch command {
+        case .message(let payload):
+            guard payload.count <= LocalAPI.maxBody else { return refuse(client, device.messageSet, "larger than \(LocalAPI.maxBody) bytes") }
+            let text = String(decoding: payload, as: UTF8.self)
+            let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
+            // A local API body as it is; anything else is the text of a message.
+            let body = trimmed.first == "{" || trimmed.first == "[" ? Data(payload) : SortedJSON.data(["text": text])
+            switch await LocalAPI.accept(body, mailroom: mailroom, wall: wall) {
+            case .failure(let e): refuse(client, device.messageSet, e.message)
+            case .success(nil): logger.info("MQTT message kept, not shown now", metadata: ["why": "\(mailroom.isQuietHolding ? "quiet hours" : "no zone takes @local")"])
+            case .success(let shown?): logger.info("MQTT message accepted", metadata: ["transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])
+            }
+        case .home(let payload):
+            guard payload == Array("PRESS".utf8) else { return refuse(client, device.homePress, "expected PRESS") }
+            let boards = await BlockingWork.run { [status] in status.gpio.homeAll() }
+            if boards.isEmpty { refuse(client, device.homePress, "no board has home sensors (gpio.home)") } else {
+                logger.notice("MQTT: homing", metadata: ["boards": "\(boards)"])
+            }
+        case .quiet(let payload):
+            let on: Bool?
+            switch String(decoding: payload, as: UTF8.self) {
+            case "ON": on = true
+            case "OFF": on = false
+            case "AUTO": on = nil
+            default: return refuse(client, device.quietSet, "expected ON, OFF or AUTO")
+            }
+            await mailroom.setQuiet(on)
+            logger.notice("MQTT: quiet hours switched", metadata: ["to": "\(on.map { $0 ? "on" : "off" } ?? "by the clock")"])
+        }
+    }
+
+    private func refuse(_ client: MQTTClient, _ topic: String, _ why: String) {
+        logger.warning("MQTT command refused", metadata: ["topic": "\(topic)", "why": "\(why)"])
+        client.publish(.init(topic: device.errors, payload: Array(SortedJSON.data(["topic": topic, "error": why])), qos: 0))
+    }
+
+    // MARK: State
+
+    /// On its own thread: wakes when a board flips or settles, when a command was taken, after
+    /// a (re)connect, and at least once a second (quiet hours by the clock, a serial link), and
+    /// sends what changed.
+    private func publishLoop(_ client: MQTTClient) {
+        var last: [String: String] = [:]
+        while !stopping.load(ordering: .acquiring) {
+            _ = motion.nudge.wait(timeout: .now() + 1)
+            if resend.exchange(false, ordering: .acquiringAndReleasing) { last.removeAll() }
+            guard client.isConnected else { continue }
+            for (topic, payload) in state(flipped: motion.takeFlipped()) where last[topic] != payload {
+                // A failed send is tried again on the next wake.
+                last[topic] = client.publish(.init(topic: topic, payload, retain: true)) == nil ? payload : nil
+            }
+        }
+        publisherDone.signal()
+    }
+
+    /// Every state topic and its payload, in order; a board that flipped since the last look
+    /// is `ON` first even when it has settled since (so a short transition is seen moving).
+    private func state(flipped: UInt64) -> [(String, String)] {
+        var out: [(String, String)] = []
+        let zones = mailroom.zones()
+        for (i, board) in status.boards().enumerated() {
+            let grid = wall.config.grids.first { $0.boards.joined().contains(i) }?.id
+            if flipped & (UInt64(1) << UInt64(min(i, 63))) != 0 { out.append((device.moving(board.id), "ON")) }
+            out.append((device.moving(board.id), board.moving ? "ON" : "OFF"))
+            out.append((device.availability(board.id), board.modules.serial?.connected == false ? "offline" : "online"))
+            guard !board.moving else { continue }
+            let here = zones.filter { $0.board == board.id || $0.board == grid }
+            let shown: [String: Any] = [
+                "text": MQTTDevice.text(rows: board.shows), "rows": board.shows,
+                "sender": here.first?.sender ?? NSNull(), "message_id": here.first?.id ?? NSNull(),
+                "zones": here.map { ["rows": $0.rows, "cols": $0.cols, "sender": $0.sender ?? NSNull(), "message_id": $0.id ?? NSNull()] as [String: Any] },
+                "modules_ok": board.modules.ok, "modules_faulty": board.modules.faulty,
+            ]
+            out.append((device.state(board.id), SortedJSON.string(shown)))
+        }
+        out.append((device.quietState, mailroom.quiet()?.active == true ? "ON" : "OFF"))
+        return out
+    }
+}
+
+/// The client, once made: the callbacks it calls need it, and it needs them to be made.
+private final class ClientBox: Sendable {
+    private let stored = Mutex<MQTTClient?>(nil)
+    var client: MQTTClient? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
+    }
+}
+
+struct MQTTBridgeError: Error, CustomStringConvertible { let description: String }

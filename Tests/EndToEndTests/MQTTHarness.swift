@@ -1,0 +1,101 @@
+import Foundation
+
+/// A real Mosquitto broker (Debian's `mosquitto`) on a loopback port, started by the test, with
+/// what a test gives it in its config (a password file, a TLS listener); stopped with the test.
+final class MQTTBroker: @unchecked Sendable {
+    let port: Int
+    let dir: String
+    let extra: String
+    private(set) var process: FlapdProcess
+
+    static let executable = "/usr/sbin/mosquitto"
+
+    init(dir: String, port: Int? = nil, extra: String = "allow_anonymous true\n") async throws {
+        self.dir = dir
+        self.port = try port ?? freeLoopbackPort()
+        self.extra = extra
+        process = try await Self.start(dir: dir, port: self.port, extra: extra)
+    }
+
+    private static func start(dir: String, port: Int, extra: String) async throws -> FlapdProcess {
+        let conf = "\(dir)/mosquitto.conf"
+        try "listener \(port) 127.0.0.1\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n\(extra)"
+            .write(toFile: conf, atomically: true, encoding: .utf8)
+        let broker = try FlapdProcess(["-c", conf], executable: executable)
+        guard await broker.waitUntil({ _, e in e.contains(" running") }) else {
+            throw BrokerError(description: "mosquitto did not start: \(broker.stderr)")
+        }
+        return broker
+    }
+
+    /// Stops the broker (SIGTERM) and starts it again on the same port, with nothing retained.
+    func restart() async throws {
+        process.terminate()
+        _ = await process.waitForExit()
+        process = try await Self.start(dir: dir, port: port, extra: extra)
+    }
+
+    func stop() { process.terminate() }
+
+    struct BrokerError: Error, CustomStringConvertible { let description: String }
+}
+
+/// `mosquitto_sub` on a topic filter, every message one JSON line (`-F %j`): what a subscriber
+/// on the broker sees, in order, retained flags included.
+final class MQTTWatch: @unchecked Sendable {
+    struct Seen: Sendable, Equatable {
+        var topic: String
+        var payload: String
+        var retained: Bool
+        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] }
+        static func == (a: Seen, b: Seen) -> Bool { a.topic == b.topic && a.payload == b.payload && a.retained == b.retained }
+    }
+    let process: FlapdProcess
+
+    init(port: Int, filter: String = "#", options: [String] = []) throws {
+        process = try FlapdProcess(["-h", "127.0.0.1", "-p", "\(port)", "-t", filter, "-F", "%j", "-q", "1"] + options,
+                                   executable: "/usr/bin/mosquitto_sub")
+    }
+
+    static func parse(_ output: String) -> [Seen] {
+        output.split(separator: "\n").compactMap { line in
+            guard let o = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], let topic = o["topic"] as? String else { return nil }
+            return Seen(topic: topic, payload: o["payload"] as? String ?? "", retained: o["retain"] as? Bool ?? false)
+        }
+    }
+
+    var seen: [Seen] { Self.parse(process.stdout) }
+
+    /// Waits until what was seen satisfies `condition` (bounded against a hang).
+    @discardableResult
+    func waitUntil(_ condition: @escaping @Sendable ([Seen]) -> Bool) async -> Bool {
+        await process.waitUntil { o, _ in condition(Self.parse(o)) }
+    }
+
+    func stop() { process.terminate() }
+}
+
+/// Publishes one message with `mosquitto_pub`; returns its exit status.
+@discardableResult
+func mqttPublish(port: Int, topic: String, _ payload: String, options: [String] = []) async throws -> Int32 {
+    let pub = try FlapdProcess(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", payload, "-q", "1"] + options,
+                               executable: "/usr/bin/mosquitto_pub")
+    return await pub.waitForExit()
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on now.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw CocoaError(.fileReadUnknown) }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
