@@ -172,7 +172,7 @@ let package = Package(
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
         .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming"]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite", "CMosquitto"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
         .testTarget(
             name: "EndToEndTests",

@@ -153,6 +153,7 @@ extension Daemon {
             let new = try await onThread(named: "reload") { Result { try ConfigLoader.load(file: file) } }.get()
             var kept = wall.apply(new)
             if new.messageAPI != config.messageAPI { kept.append(.messageAPI) }
+            if new.mqtt != config.mqtt { kept.append(.mqtt) }
             if !kept.contains(where: { if case .boardList = $0 { true } else { false } }) {
                 await mailroom.reroute(new.routedZones)
             }

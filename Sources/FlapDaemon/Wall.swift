@@ -107,7 +107,7 @@ public final class Wall: Sendable {
         /// A board's size, drum or output.
         case boardShape(String)
         case boardSerial(String)
-        case localAPI, sound, realtime, messageAPI
+        case localAPI, sound, realtime, messageAPI, mqtt
 
         public var description: String {
             switch self {
@@ -118,6 +118,7 @@ public final class Wall: Sendable {
             case .sound: "sound"
             case .realtime: "realtime"
             case .messageAPI: "message_api"
+            case .mqtt: "mqtt"
             }
         }
     }

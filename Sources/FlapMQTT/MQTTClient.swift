@@ -4,7 +4,7 @@ import Synchronization
 
 /// One connection to an MQTT broker through Eclipse Mosquitto's client library (libmosquitto),
 /// on the library's own network thread: it connects in the background, keeps the connection
-/// alive, and reconnects after a loss with exponential backoff (`Settings.retry`), for as long as
+/// alive, and reconnects after a loss with exponential backoff (`Settings.retryMin`…`retryMax`), for as long as
 /// it runs — a broker that is down at start or restarts later is found again.
 ///
 /// Callbacks come on the library's thread, one at a time: `connected` after every (re)connect,
@@ -24,8 +24,7 @@ public final class MQTTClient: Sendable {
         /// TLS: the CA file that signs the broker's certificate; with `certFile` and `keyFile`, a
         /// client certificate. `insecure` skips the check of the broker's host name (not of the chain).
         public var tls: TLS?
-        /// Backoff between reconnects: from `min` seconds, doubling, at most `max`.
-        public var retry: (min: Int, max: Int) { (retryMin, retryMax) }
+        /// Backoff between reconnects: from `retryMin` seconds, doubling, at most `retryMax`.
         public var retryMin = 1
         public var retryMax = 30
         /// The last will: published by the broker when the connection is lost without a goodbye.

@@ -17,9 +17,10 @@ final class MQTTBroker: @unchecked Sendable {
         process = try await Self.start(dir: dir, port: self.port, extra: extra)
     }
 
+    /// As root, the broker would switch to the user `mosquitto`, who cannot read the test's files.
     private static func start(dir: String, port: Int, extra: String) async throws -> FlapdProcess {
         let conf = "\(dir)/mosquitto.conf"
-        try "listener \(port) 127.0.0.1\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n\(extra)"
+        try "listener \(port) 127.0.0.1\npersistence false\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n\(geteuid() == 0 ? "user root\n" : "")\(extra)"
             .write(toFile: conf, atomically: true, encoding: .utf8)
         let broker = try FlapdProcess(["-c", conf], executable: executable)
         guard await broker.waitUntil({ _, e in e.contains(" running") }) else {
@@ -75,10 +76,10 @@ final class MQTTWatch: @unchecked Sendable {
     func stop() { process.terminate() }
 }
 
-/// Publishes one message with `mosquitto_pub`; returns its exit status.
+/// Publishes one message with `mosquitto_pub` (nil: the payload is in `options`, `-f FILE`); returns its exit status.
 @discardableResult
-func mqttPublish(port: Int, topic: String, _ payload: String, options: [String] = []) async throws -> Int32 {
-    let pub = try FlapdProcess(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", payload, "-q", "1"] + options,
+func mqttPublish(port: Int, topic: String, _ payload: String?, options: [String] = []) async throws -> Int32 {
+    let pub = try FlapdProcess(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "1"] + (payload.map { ["-m", $0] } ?? []) + options,
                                executable: "/usr/bin/mosquitto_pub")
     return await pub.waitForExit()
 }

@@ -55,7 +55,7 @@ import Testing
 
         // Discovery: retained, and valid by Home Assistant's own schemas.
         let discovery = watch.seen.filter { $0.topic.hasPrefix("homeassistant/") }
-        #expect(discovery.allSatisfy(\.retained))
+        #expect(discovery.allSatisfy { $0.retained })
         let results = try await homeAssistantCheck(discovery, dir: dir)
         #expect(results.count == Self.discoveryTopics.count)
         for r in results { #expect(r["ok"] as? Bool == true, "\(r)") }
@@ -80,7 +80,7 @@ import Testing
 
         // A local API body as JSON works too; a bad one is refused with the reason, nothing moves.
         #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", #"{"characters": [[99]]}"#, options: auth) == 0)
-        #expect(await watch.waitUntil { $0.contains { $0.topic == "flapd/hall/error" && ($0.json?["error"] as? String)?.contains("99") == true } },
+        #expect(await watch.waitUntil { $0.contains { $0.topic == "flapd/hall/error" && ($0.json?["error"] as? String) == "expected 6 rows, got 1" } },
                 "\(watch.seen.suffix(4))")
         // The home button on a board without home sensors: refused, said why.
         #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/home/press", "PRESS", options: auth) == 0)
@@ -93,6 +93,16 @@ import Testing
         #expect((status["quiet"] as? [String: Any])?["switched"] as? Bool == true, "\(status)")
         #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/quiet/set", "AUTO", options: auth) == 0)
         #expect(await watch.waitUntil { $0.last { $0.topic == "flapd/hall/quiet" }?.payload == "OFF" })
+
+        // A flood of commands and one too large: flapd stays up, refuses the large one by its size,
+        // and the board ends on the last message sent.
+        try String(repeating: "X", count: 70_000).write(toFile: dir + "/large", atomically: true, encoding: .utf8)
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", nil, options: auth + ["-f", dir + "/large"]) == 0)
+        #expect(await watch.waitUntil { $0.contains { $0.topic == "flapd/hall/error" && ($0.json?["error"] as? String)?.contains("larger than 65536 bytes") == true } })
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", "FLOOD", options: auth + ["--repeat", "500"]) == 0)
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", "THE LAST ONE", options: auth) == 0)
+        #expect(await watch.waitUntil { $0.last { $0.topic == "flapd/hall/wall/state" }?.json?["text"] as? String == "THE LAST ONE" },
+                "\(watch.seen.suffix(4)) \(flapd.stderr.suffix(2000))")
 
         // A goodbye on SIGTERM: offline, retained.
         flapd.terminate()

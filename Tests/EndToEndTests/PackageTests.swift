@@ -31,7 +31,7 @@ struct PackageTests {
         #expect(lintian.status == 0, "\(lintian.output)")
         #expect(!lintian.output.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(lintian.output)")
         let depends = try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
-        for library in ["libgpiod2", "libserialport0", "libasound2", "libc6", "systemd"] {
+        for library in ["libgpiod2", "libserialport0", "libasound2", "libmosquitto1", "libc6", "systemd"] {
             #expect(depends.contains(library), "Depends: \(depends)")
         }
         let files = try await run(["/usr/bin/dpkg-deb", "-c", deb]).output

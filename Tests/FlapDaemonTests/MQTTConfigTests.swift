@@ -31,19 +31,19 @@ import Testing
         let c = try ConfigLoader.parse("mqtt: { host: b, tls: { ca_file: \(ca) } }")
         #expect(c.mqtt?.broker.port == 8883 && c.mqtt?.broker.tls?.caFile == ca)
         #expect(issues("mqtt: { host: b, tls: { ca_file: /nonexistent/ca.pem } }")
-            == ["mqtt.tls.ca_file (line 1): cannot read the file /nonexistent/ca.pem"])
+            == ["mqtt.tls.ca_file: cannot read the file /nonexistent/ca.pem (line 1)"])
         #expect(issues("mqtt: { host: b, tls: { ca_file: \(ca), cert_file: \(ca) } }")
-            == ["mqtt.tls.key_file (line 1): a client certificate needs both cert_file and key_file"])
+            == ["mqtt.tls.key_file: a client certificate needs both cert_file and key_file (line 1)"])
     }
 
     @Test func hostileSectionsAreRefusedByName() {
-        #expect(issues("mqtt: { port: 1883 }") == ["mqtt.host (line 1): missing (the broker's host name or address, e.g. 127.0.0.1)"])
-        #expect(issues("mqtt: { host: b, node_id: \"a/b\" }").first?.contains("mqtt.node_id (line 1): 'a/b' is not 1–64 letters") == true)
-        #expect(issues("mqtt: { host: b, topic: \"flapd/#\" }").first?.hasPrefix("mqtt.topic (line 1): 'flapd/#' is not a topic") == true)
-        #expect(issues("mqtt: { host: b, discovery_prefix: \"a/b\" }").first?.hasPrefix("mqtt.discovery_prefix (line 1)") == true)
-        #expect(issues("mqtt: { host: b, port: 70000 }").first?.hasPrefix("mqtt.port (line 1)") == true)
-        #expect(issues("mqtt: { host: b, retry_seconds: [5, 1] }").first?.hasPrefix("mqtt.retry_seconds (line 1): expected [min, max]") == true)
-        #expect(issues("mqtt: { host: b, password: x }") == ["mqtt.username (line 1): missing (a password is sent only with a username)"])
+        #expect(issues("mqtt: { port: 1883 }") == ["mqtt.host: missing (the broker's host name or address, e.g. 127.0.0.1) (line 1)"])
+        #expect(issues("mqtt: { host: b, node_id: \"a/b\" }").first?.hasPrefix("mqtt.node_id: 'a/b' is not 1–64 letters") == true)
+        #expect(issues("mqtt: { host: b, topic: \"flapd/#\" }").first?.hasPrefix("mqtt.topic: 'flapd/#' is not a topic") == true)
+        #expect(issues("mqtt: { host: b, discovery_prefix: \"a/b\" }").first?.hasPrefix("mqtt.discovery_prefix: 'a/b' is not a discovery prefix") == true)
+        #expect(issues("mqtt: { host: b, port: 70000 }").first?.hasPrefix("mqtt.port: 70000") == true)
+        #expect(issues("mqtt: { host: b, retry_seconds: [5, 1] }").first?.hasPrefix("mqtt.retry_seconds: expected [min, max]") == true)
+        #expect(issues("mqtt: { host: b, password: x }") == ["mqtt.username: missing (a password is sent only with a username) (line 1)"])
         #expect(issues("mqtt: { host: b, hots: c }").first?.contains("hots") == true)
     }
 
@@ -56,8 +56,9 @@ import Testing
             "homeassistant/sensor/hall/wall_shows/config", "homeassistant/binary_sensor/hall/wall_moving/config",
             "homeassistant/sensor/hall/door_shows/config", "homeassistant/binary_sensor/hall/door_moving/config",
         ])
-        #expect(messages.allSatisfy(\.retain))
-        let payloads = try messages.map { try #require(try JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]) }
+        #expect(messages.allSatisfy { $0.retain })
+        let payloads = messages.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.payload))) as? [String: Any] }
+        #expect(payloads.count == messages.count)
         #expect(Set(payloads.compactMap { $0["unique_id"] as? String }).count == messages.count)
         let door = payloads[6]
         #expect((door["availability"] as? [[String: String]])?.compactMap { $0["topic"] } == ["flapd/hall/availability", "flapd/hall/door/availability"])

@@ -1,5 +1,6 @@
 import CALSA
 import CGPIOD
+import CMosquitto
 import CSerialPort
 import CSQLite
 import Testing
@@ -19,6 +20,11 @@ import Testing
     @Test func alsa() {
         let version = String(cString: snd_asoundlib_version())
         #expect(version.hasPrefix("1."), "alsa-lib \(version)")
+    }
+
+    @Test func libmosquitto() {
+        var major: Int32 = 0, minor: Int32 = 0, revision: Int32 = 0
+        #expect(mosquitto_lib_version(&major, &minor, &revision) >= 2_000_000 && major == 2, "libmosquitto \(major).\(minor).\(revision)")
     }
 
     @Test func sqlite() {
