@@ -124,7 +124,7 @@ import Testing
 
         // The broker restarts with nothing retained: flapd finds it again and announces itself anew.
         try await broker.restart()
-        #expect(await flapd.waitUntil { _, e in e.contains("MQTT connection lost") }, "\(flapd.stderr)")
+        #expect(await flapd.waitUntil { _, e in e.contains("MQTT: no connection to the broker") }, "\(flapd.stderr)")
         let again = try MQTTWatch(port: broker.port)
         defer { again.stop() }
         #expect(await again.waitUntil(Self.announced), "\(again.seen) \(flapd.stderr)")
@@ -134,6 +134,23 @@ import Testing
         kill(flapd.pid, SIGKILL)
         _ = await flapd.waitForExit()
         #expect(await again.waitUntil { $0.last { $0.topic == "flapd/hall/availability" }?.payload == "offline" }, "\(again.seen.suffix(3))")
+    }
+
+    @Test(.timeLimit(.minutes(10))) func aWrongPasswordIsNamedAndTheWallGoesOn() async throws {
+        let dir = try scratchDirectory("flap-mqtt-auth")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let passwd = try FlapdProcess(["-b", "-c", dir + "/passwd", "flapd", "right"], executable: "/usr/bin/mosquitto_passwd")
+        #expect(await passwd.waitForExit() == 0)
+        let broker = try await MQTTBroker(dir: dir, extra: "allow_anonymous false\npassword_file \(dir)/passwd\n")
+        defer { broker.stop() }
+        let flapd = try FlapdProcess(["demo", "--config", try config(dir, broker: broker.port, extra: "  username: flapd\n  password: wrong"), "--plain", "--no-sound"])
+        defer { flapd.terminate() }
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        #expect(await flapd.waitUntil { _, e in e.contains("not authorised") }, "\(flapd.stderr)")
+        #expect(!flapd.stderr.contains("wrong"), "the password in the log")
+        // The board does not depend on the broker.
+        #expect(try await http("POST", port: port, body: Data(#"{"text":"still here"}"#.utf8)).status == 201)
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?.contains("      STILL HERE      ") == true }, "\(flapd.stdout.suffix(800))")
     }
 
     @Test(.timeLimit(.minutes(10))) func overTLS() async throws {

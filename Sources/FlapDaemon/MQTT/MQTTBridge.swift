@@ -55,7 +55,7 @@ final class MQTTBridge: Service, Sendable {
             announce(client)
         }
         handlers.disconnected = { [logger] reason in
-            logger.warning("MQTT connection lost; reconnecting with backoff", metadata: ["reason": "\(reason)"])
+            logger.warning("MQTT: no connection to the broker; retrying with backoff", metadata: ["reason": "\(reason)"])
         }
         handlers.message = { [self, logger] m in
             switch m.topic {
