@@ -64,6 +64,10 @@ import Testing
         #expect((text["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String } == ["flapd/hall/availability", "flapd/hall/wall/availability"])
         #expect(text["availability_mode"] as? String == "all")
 
+        // Home Assistant restarting (its birth message) gets the discovery again.
+        #expect(try await mqttPublish(port: broker.port, topic: "homeassistant/status", "online", options: auth) == 0)
+        #expect(await watch.waitUntil { seen in Self.discoveryTopics.allSatisfy { t in seen.filter { $0.topic == t }.count == 2 } }, "\(watch.seen.count)")
+
         // A command shows on the board, through the inbox: moving, then what it shows.
         #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", "HELLO FROM MQTT", options: auth) == 0)
         #expect(await watch.waitUntil { seen in
