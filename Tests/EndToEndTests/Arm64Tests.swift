@@ -69,4 +69,23 @@ struct Arm64Tests {
         let last = try #require(frames(in: demo.stdout).last, "\(demo.stdout)")
         #expect(last.contains { $0.contains("HELLO PI") }, "\(last)")
     }
+
+    /// libmosquitto's structures read right on aarch64: the bridge announces itself, takes a
+    /// command from the broker and says what the board shows.
+    @Test func theAarch64BuildTalksMQTT() async throws {
+        let dir = try scratchDirectory("flap-arm64-mqtt")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let broker = try await MQTTBroker(dir: dir)
+        defer { broker.stop() }
+        try "local_api: { port: 0 }\nmqtt: { host: 127.0.0.1, port: \(broker.port), node_id: hall }\n".write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)
+        let flapd = try Arm64Build.run(["demo", "--config", dir + "/flapd.yaml", "--plain", "--no-sound"])
+        defer { flapd.terminate() }
+        let watch = try MQTTWatch(port: broker.port)
+        defer { watch.stop() }
+        #expect(await watch.process.waitUntil(within: 600) { o, _ in MQTTTests.announced(MQTTWatch.parse(o)) }, "\(watch.seen) \(flapd.stderr)")
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", "HELLO PI") == 0)
+        #expect(await watch.process.waitUntil(within: 600) { o, _ in
+            MQTTWatch.parse(o).contains { $0.topic == "flapd/hall/wall/state" && $0.json?["text"] as? String == "HELLO PI" }
+        }, "\(watch.seen.suffix(3)) \(flapd.stderr)")
+    }
 }
