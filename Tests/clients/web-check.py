@@ -6,6 +6,7 @@ usage: web-check.py PORT KEY OUTDIR [--shots DIR]
 """
 import json, shutil, sys, threading, time, urllib.request, urllib.error
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -33,7 +34,19 @@ for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-
           "--force-device-scale-factor=1", "--no-first-run", "--disable-extensions", f"--user-data-dir={outdir}/profile"]:
     options.add_argument(a)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-wait = WebDriverWait(driver, WAIT, poll_frequency=0.05)
+# The status page is drawn again every 2 s: an element found may be gone when it is read, so a
+# wait tries again, and what the status page says is read in one script (all at one instant).
+wait = WebDriverWait(driver, WAIT, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException])
+
+
+def texts(selector):
+    return driver.execute_script("return [...document.querySelectorAll(arguments[0])].map(e => e.innerText)", selector)
+
+
+def click(element_id):
+    driver.execute_script("document.getElementById(arguments[0]).click()", element_id)
+
+
 out = {}
 
 
@@ -155,13 +168,13 @@ try:
     # 6. Status: boards, zones, timing plot; the quiet switch works from its button.
     driver.get(base + "/#status")
     wait.until(lambda d: d.find_element(By.ID, "status").get_attribute("data-loaded"))
-    out["status-zone-sender"] = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#status table:nth-of-type(2) td")][:6]
-    out["histogram-bars"] = len(driver.find_elements(By.CSS_SELECTOR, "svg.histogram rect"))
-    driver.find_element(By.ID, "quiet-on").click()
-    wait.until(lambda d: "quiet now" in d.find_element(By.ID, "quietstate").text)
+    out["status-zone-sender"] = texts("#status table:nth-of-type(2) td")[:6]
+    out["histogram-bars"] = len(texts("svg.histogram rect"))
+    click("quiet-on")
+    wait.until(lambda d: any("quiet now" in t for t in texts("#quietstate")))
     out["quiet-after-on"] = http("GET", "/status")[1]["quiet"]
-    driver.find_element(By.ID, "quiet-auto").click()
-    wait.until(lambda d: "quiet now" not in d.find_element(By.ID, "quietstate").text)
+    click("quiet-auto")
+    wait.until(lambda d: not any("quiet now" in t for t in texts("#quietstate")))
     out["quiet-after-auto"] = http("GET", "/status")[1].get("quiet")
     driver.set_window_size(1400, 1500)  # the whole status page, plots included
     driver.save_screenshot(f"{outdir}/status.png")
