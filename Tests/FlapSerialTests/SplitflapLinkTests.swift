@@ -15,10 +15,11 @@ import Testing
         link.set(targets([8, 1, 0]))
         #expect(link.waitUntilAcknowledged(targets([8, 1, 0])))
         // A display slower than the 30 ms retry (a loaded machine) gets the frame a third time:
-        // every retry carries the same nonce and targets.
+        // every retry carries the same nonce and targets. Retries the link sent after the ack was
+        // on its way may not have been read by the display yet: it has read at most 1 + retries.
         let got = display.received.withLock { $0 }
         #expect(got.count >= 2 && got.allSatisfy { $0.nonce == got[0].nonce && $0.flaps == [8, 1, 0] }, "\(got)")
-        #expect(link.counters.retries == got.count - 1 && link.counters.acks == 1 && link.counters.sent == 1, "\(link.counters)")
+        #expect(link.counters.retries >= got.count - 1 && link.counters.acks == 1 && link.counters.sent == 1, "\(link.counters)")
     }
 
     @Test func aCorruptAnswerIsCountedAndTheFrameRetried() throws {
