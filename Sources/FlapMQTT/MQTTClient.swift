@@ -71,10 +71,11 @@ public final class MQTTClient: Sendable {
         }
     }
 
+    /// Each is given the client, to subscribe or publish from it.
     public struct Handlers: Sendable {
-        public var connected: @Sendable () -> Void = {}
+        public var connected: @Sendable (MQTTClient) -> Void = { _ in }
         public var disconnected: @Sendable (_ reason: String) -> Void = { _ in }
-        public var message: @Sendable (Message) -> Void = { _ in }
+        public var message: @Sendable (MQTTClient, Message) -> Void = { _, _ in }
         public init() {}
     }
 
@@ -114,7 +115,7 @@ public final class MQTTClient: Sendable {
             guard let client = MQTTClient.client(object) else { return }
             guard rc == 0 else { client.handlers.disconnected(String(cString: mosquitto_connack_string(rc))); return }
             client.connectedNow.store(true, ordering: .releasing)
-            client.handlers.connected()
+            client.handlers.connected(client)
         }
         mosquitto_disconnect_callback_set(mosq) { _, object, rc in
             guard let client = MQTTClient.client(object) else { return }
@@ -125,7 +126,7 @@ public final class MQTTClient: Sendable {
             guard let client = MQTTClient.client(object), let m = message?.pointee, let topic = m.topic else { return }
             let payload = m.payloadlen > 0 && m.payload != nil
                 ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
-            client.handlers.message(Message(topic: String(cString: topic), payload: payload, retain: m.retain, qos: m.qos))
+            client.handlers.message(client, Message(topic: String(cString: topic), payload: payload, retain: m.retain, qos: m.qos))
         }
     }
 

@@ -44,11 +44,9 @@ final class MQTTBridge: Service, Sendable {
         settings.will = device.will
         let (commands, inbox) = AsyncStream<Command>.makeStream(bufferingPolicy: .bufferingNewest(Self.queued))
         let dropped = Atomic<Int>(0)
-        let box = ClientBox()
         var handlers = MQTTClient.Handlers()
-        handlers.connected = { [self, logger, config] in
+        handlers.connected = { [self, logger, config] client in
             logger.notice("MQTT connected", metadata: ["broker": "\(config.broker.host):\(config.broker.port)", "topic": "\(config.topic)"])
-            guard let client = box.client else { return }
             for filter in [device.messageSet, device.homePress, device.quietSet, device.homeAssistantStatus] {
                 if let e = client.subscribe(filter) { logger.warning("MQTT: \(e)") }
             }
@@ -57,20 +55,18 @@ final class MQTTBridge: Service, Sendable {
         handlers.disconnected = { [logger] reason in
             logger.warning("MQTT: no connection to the broker; retrying with backoff", metadata: ["reason": "\(reason)"])
         }
-        handlers.message = { [self, logger] m in
-            switch m.topic {
-            case device.homeAssistantStatus:
-                if m.text == "online", let client = box.client { logger.info("Home Assistant is online: discovery sent again"); announce(client) }
-                return
-            case device.messageSet: if case .dropped = inbox.yield(.message(m.payload)) { dropped.add(1, ordering: .relaxed) }
-            case device.homePress: if case .dropped = inbox.yield(.home(m.payload)) { dropped.add(1, ordering: .relaxed) }
-            case device.quietSet: if case .dropped = inbox.yield(.quiet(m.payload)) { dropped.add(1, ordering: .relaxed) }
-            default: return
+        let commandOf: [String: @Sendable ([UInt8]) -> Command] = [
+            device.messageSet: Command.message, device.homePress: Command.home, device.quietSet: Command.quiet,
+        ]
+        handlers.message = { [self, logger] client, m in
+            if m.topic == device.homeAssistantStatus {
+                if m.text == "online" { logger.info("Home Assistant is online: discovery sent again"); announce(client) }
+            } else if let command = commandOf[m.topic], case .dropped = inbox.yield(command(m.payload)) {
+                dropped.add(1, ordering: .relaxed)
             }
         }
         let client: MQTTClient
         do { client = try MQTTClient(settings, handlers: handlers) } catch { throw MQTTBridgeError(description: "MQTT: \(error)") }
-        box.client = client
         let publisher = Thread { [self] in publishLoop(client) }
         publisher.name = "flapd-mqtt"
         publisher.start()
@@ -92,7 +88,6 @@ final class MQTTBridge: Service, Sendable {
         // A goodbye: the will is for a flapd gone without one.
         client.publish(.init(topic: device.availability, "offline", retain: true))
         client.stop()
-        box.client = nil
         logger.info("MQTT: said offline and disconnected")
     }
 
@@ -111,9 +106,9 @@ final class MQTTBridge: Service, Sendable {
         case .message(let payload):
             guard payload.count <= LocalAPI.maxBody else { return refuse(client, device.messageSet, "larger than \(LocalAPI.maxBody) bytes") }
             let text = String(decoding: payload, as: UTF8.self)
-            let trimmed = text.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
             // A local API body as it is; anything else is the text of a message.
-            let body = trimmed.first == "{" || trimmed.first == "[" ? Data(payload) : SortedJSON.data(["text": text])
+            let first = text.first { !$0.isWhitespace }
+            let body = first == "{" || first == "[" ? Data(payload) : SortedJSON.data(["text": text])
             switch await LocalAPI.accept(body, mailroom: mailroom, wall: wall) {
             case .failure(let e): refuse(client, device.messageSet, e.message)
             case .success(nil): logger.info("MQTT message kept, not shown now", metadata: ["why": "\(mailroom.isQuietHolding ? "quiet hours" : "no zone takes @local")"])
@@ -184,15 +179,6 @@ final class MQTTBridge: Service, Sendable {
         }
         out.append((device.quietState, mailroom.quiet()?.active == true ? "ON" : "OFF"))
         return out
-    }
-}
-
-/// The client, once made: the callbacks it calls need it, and it needs them to be made.
-private final class ClientBox: Sendable {
-    private let stored = Mutex<MQTTClient?>(nil)
-    var client: MQTTClient? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
     }
 }
 
