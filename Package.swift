@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System libraries: one header shim each, nothing else.
@@ -90,12 +91,13 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
-        // The reference server of the message API: SQLite store, REST, WebSocket.
+        // The reference server of the message API: SQLite or PostgreSQL store, REST, WebSocket.
         .target(
             name: "FlapHub",
             dependencies: [
                 "FlapCore", "FlapInput", "FlapDoor", "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -170,14 +172,16 @@ let package = Package(
         .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
         .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
-        .testTarget(name: "FlapHubTests", dependencies: ["FlapHub"]),
+        // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
+        .target(name: "PostgresTesting", path: "Tests/PostgresTesting"),
+        .testTarget(name: "FlapHubTests", dependencies: ["FlapHub", "PostgresTesting"]),
         .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CSQLite", "CMosquitto"]),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting",
+                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "PostgresTesting",
                 // The LED font, to draw a saved glyph as the chain must show it (checked by hand for A and B).
                 "FlapGPIO", "FlapCore",
                 // A scripted message API server, for frames a real hub never sends.
@@ -189,11 +193,11 @@ let package = Package(
 )
 
 if !withHub {
-    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests"]
+    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests", "PostgresTesting"]
     package.products.removeAll { hub.contains($0.name) }
     package.targets.removeAll { hub.contains($0.name) }
     package.dependencies.removeAll { dependency in
         guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
-        return ["hummingbird", "hummingbird-websocket", "swift-crypto"].contains { location.hasSuffix("/" + $0) }
+        return ["hummingbird", "hummingbird-websocket", "swift-crypto", "postgres-nio"].contains { location.hasSuffix("/" + $0) }
     }
 }

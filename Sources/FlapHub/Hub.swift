@@ -8,10 +8,14 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// flaphub: the message API (REST under `/api/v1`, WebSocket at `/ws`) over one SQLite store.
+/// flaphub: the message API (REST under `/api/v1`, WebSocket at `/ws`) over its store: one
+/// SQLite file, or a PostgreSQL database that several instances share (their events then go
+/// through the database's LISTEN/NOTIFY, `PostgresRelay`).
 public final class Hub: Sendable {
     public let store: HubStore
     let sockets = SocketRegistry()
+    /// Events to the other instances on the same PostgreSQL database; nil on SQLite.
+    let relay: PostgresRelay?
     let logger: Logger
     let now: @Sendable () -> Double
     let limits: HubLimits
@@ -33,6 +37,7 @@ public final class Hub: Sendable {
     public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
+        relay = (store.db as? PostgresDatabase).map { PostgresRelay(database: $0, logger: logger) }
         self.limits = limits
         self.logger = logger
         self.now = now
@@ -51,6 +56,9 @@ public final class Hub: Sendable {
             configuration: .init(address: .hostname(bind, port: port), serverName: "flaphub"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
+        // Started first, stopped last: the database, then the relay; the server stops first of all.
+        if let database = store.db as? PostgresDatabase { app.addServices(database) }
+        if let relay { app.addServices(Relaying(hub: self, relay: relay)) }
         app.addServices(Purge(hub: self))
         return app
     }
@@ -65,7 +73,7 @@ public final class Hub: Sendable {
         private func loop() async {
             while !Task.isCancelled {
                 do {
-                    let n = try hub.store.purge(now: hub.now())
+                    let n = try await hub.store.purge(now: hub.now())
                     if n > 0 { hub.logger.info("purged \(n) expired messages") }
                 } catch {
                     hub.logger.error("purge failed: \(error)")

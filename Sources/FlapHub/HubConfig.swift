@@ -1,10 +1,16 @@
 import Foundation
+import Logging
 import Yams
 
-/// flaphub's config file (YAML): `database` (the SQLite file), `bind`, `port`, and the limits
-/// `message_ttl_seconds` (default 48 h) and `messages_per_hour` (default 50, per sender).
+/// flaphub's config file (YAML): `database` (a SQLite file, or `postgres://user@host:port/name`
+/// with its password in `database_password_file` or `database_password_env`), `bind`, `port`,
+/// and the limits `message_ttl_seconds` (default 48 h) and `messages_per_hour` (default 50, per
+/// sender).
 public struct HubConfig: Sendable, Equatable {
     public var database = "flaphub.db"
+    /// Where PostgreSQL's password is: a file (mode 600 or stricter) or an environment variable.
+    public var passwordFile: String?
+    public var passwordEnv: String?
     public var bind = "127.0.0.1"
     public var port = 8080
     public var limits = HubLimits()
@@ -23,6 +29,9 @@ public struct HubConfig: Sendable, Equatable {
             let line = "(line \(k.mark?.line ?? 0))"
             switch key {
             case "database": if let s = v.string { config.database = s } else { problems.append("database: expected a file path \(line)") }
+            case "database_password_file": if let s = v.string { config.passwordFile = s } else { problems.append("database_password_file: expected a file path \(line)") }
+            case "database_password_env":
+                if let s = v.string, !s.isEmpty { config.passwordEnv = s } else { problems.append("database_password_env: expected a variable's name \(line)") }
             case "bind": if let s = v.string { config.bind = s } else { problems.append("bind: expected an address \(line)") }
             case "port":
                 if let n = v.int, (0...65535).contains(n) { config.port = n } else { problems.append("port: '\(v.string ?? "?")' is outside 0…65535 \(line)") }
@@ -34,12 +43,38 @@ public struct HubConfig: Sendable, Equatable {
                 if let n = v.int, (1...1_000_000).contains(n) { config.limits.messagesPerHour = n } else {
                     problems.append("messages_per_hour: '\(v.string ?? "?")' is outside 1…1000000 \(line)")
                 }
-            default: problems.append("\(key): unknown key (known here: bind, database, message_ttl_seconds, messages_per_hour, port) \(line)")
+            default: problems.append("\(key): unknown key (known here: bind, database, database_password_env, database_password_file, message_ttl_seconds, messages_per_hour, port) \(line)")
             }
         }
         if root != nil, root?.mapping == nil { problems.append("expected a mapping of keys") }
+        if PostgresSettings.isAddress(config.database), case .failure(let e) = PostgresSettings.parse(config.database) { problems.append(e.description) }
         guard problems.isEmpty else { throw HubError(1, "\(file):\n" + problems.map { "  " + $0 }.joined(separator: "\n")) }
         return config
+    }
+}
+
+extension HubConfig {
+    /// The store's database: PostgreSQL when `database` is its address (the password read now),
+    /// else the SQLite file. Every problem is named.
+    public func openDatabase(logger: Logger) throws -> any SQLDatabase {
+        guard PostgresSettings.isAddress(database) else { return try SQLiteDatabase(path: database) }
+        var settings = try PostgresSettings.parse(database).get()
+        if let name = passwordEnv {
+            guard let p = ProcessInfo.processInfo.environment[name] else { throw HubError(1, "database_password_env: $\(name) is not set") }
+            settings.password = p
+        }
+        if let file = passwordFile {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file)
+            guard let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue,
+                  let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw HubError(1, "database_password_file: cannot read \(file)")
+            }
+            guard mode & 0o077 == 0 else {
+                throw HubError(1, "database_password_file: \(file) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")
+            }
+            settings.password = text.trimmingCharacters(in: .newlines)
+        }
+        return PostgresDatabase(settings, logger: logger)
     }
 }
 

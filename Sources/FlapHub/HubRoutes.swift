@@ -12,42 +12,42 @@ extension Hub {
         let router = Router()
         router.add(middleware: JSONErrors(logger: logger))
         let api = router.group("api/v1")
-        api.get("users/me") { request, _ in try self.reply(200, try self.caller(request)) }
+        api.get("users/me") { request, _ in try self.reply(200, try await self.caller(request)) }
 
         api.post("messages") { request, _ in try await self.send(request) }
         api.get("messages/inbox") { request, _ in
-            let me = try self.caller(request)
+            let me = try await self.caller(request)
             let t = self.now()
-            var messages = try self.store.inbox(of: me.id, now: t)
-            try await self.delivered(try self.store.markDelivered(messages.map(\.id), now: t))
+            var messages = try await self.store.inbox(of: me.id, now: t)
+            try await self.delivered(try await self.store.markDelivered(messages.map(\.id), now: t))
             for i in messages.indices { messages[i].deliveredAt = messages[i].deliveredAt ?? t }
-            return try self.reply(200, APIInbox(messages: try messages.map { try self.store.api($0) }))
+            return try self.reply(200, APIInbox(messages: try await self.apiMessages(messages)))
         }
         api.get("messages/from/:sender") { request, context in
-            let me = try self.caller(request)
+            let me = try await self.caller(request)
             let name = try context.parameters.require("sender")
-            guard let sender = try self.store.user(name) else { throw HubError(404, "no user '\(name)'") }
-            guard let m = try self.store.latest(from: sender.id, to: me.id, now: self.now()) else {
+            guard let sender = try await self.store.user(name) else { throw HubError(404, "no user '\(name)'") }
+            guard let m = try await self.store.latest(from: sender.id, to: me.id, now: self.now()) else {
                 throw HubError(404, "no live message from '\(name)'")
             }
-            try await self.delivered(try self.store.markDelivered([m.id], now: self.now()))
-            return try self.reply(200, try self.store.api(m))
+            try await self.delivered(try await self.store.markDelivered([m.id], now: self.now()))
+            return try self.reply(200, try await self.store.api(m))
         }
         api.get("messages/:id") { request, context in
-            let me = try self.caller(request)
-            var m = try self.message(try context.parameters.require("id"), readableBy: me)
+            let me = try await self.caller(request)
+            var m = try await self.message(try context.parameters.require("id"), readableBy: me)
             if m.recipientID == me.id, m.deliveredAt == nil {
                 let t = self.now()
-                try await self.delivered(try self.store.markDelivered([m.id], now: t))
+                try await self.delivered(try await self.store.markDelivered([m.id], now: t))
                 m.deliveredAt = t
             }
-            return try self.reply(200, try self.store.api(m))
+            return try self.reply(200, try await self.store.api(m))
         }
         api.delete("messages/:id") { request, context in
-            let me = try self.caller(request)
-            let m = try self.message(try context.parameters.require("id"), readableBy: me)
-            try self.store.delete(message: m.id)
-            await self.sockets.send(WireFrame.deleted(messageID: m.id).text, to: m.recipientID)
+            let me = try await self.caller(request)
+            let m = try await self.message(try context.parameters.require("id"), readableBy: me)
+            try await self.store.delete(message: m.id)
+            try await self.publish(.frame(user: m.recipientID, text: WireFrame.deleted(messageID: m.id).text))
             return Response(status: .noContent)
         }
         friendRoutes(api)
@@ -56,11 +56,12 @@ extension Hub {
 
     /// `POST /api/v1/messages`: validates, stores one copy per recipient, pushes `message.new`.
     func send(_ request: Request) async throws -> Response {
-        let me = try caller(request)
+        let me = try await caller(request)
         let t = now()
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
         let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
-        let sends = try store.sends(by: me.id, now: t)
+        // A first look; the count that holds is taken again as the send is stored.
+        let sends = try await store.sends(by: me.id, now: t)
         let perHour = limits.messagesPerHour
         if sends.count >= perHour {
             let wait = Int((sends[sends.count - perHour] + 3600 - t).rounded(.up))
@@ -69,46 +70,49 @@ extension Hub {
         var results: [[String: Any]] = []
         var stored: [HubStore.Message] = []
         for name in recipients {
-            guard let to = try store.user(name) else { results.append(["recipient": name, "status": "refused", "error": "no such user"]); continue }
-            if try store.blocks(to.id, me.id) {
+            guard let to = try await store.user(name) else { results.append(["recipient": name, "status": "refused", "error": "no such user"]); continue }
+            if try await store.blocks(to.id, me.id) {
                 results.append(["recipient": name, "status": "refused", "error": "blocked"]); continue
             }
-            guard try store.areFriends(me.id, to.id) else {
+            guard try await store.areFriends(me.id, to.id) else {
                 results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue
             }
             let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
                                      contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL,
                                      options: sending.options)
-            try store.insert(m)
             stored.append(m)
             results.append(["recipient": name, "recipientID": to.id, "status": "sent", "messageID": m.id])
         }
         guard !stored.isEmpty else { return json(403, ["error": "no recipient could take the message", "results": results]) }
-        try store.recordSend(by: me.id, now: t)
-        for m in stored where await sockets.send(WireFrame.new(try store.api(m)).text, to: m.recipientID) > 0 {
-            try await delivered(try store.markDelivered([m.id], now: t))
-        }
+        try await store.send(stored, by: me.id, now: t, perHour: perHour)
+        for m in stored { try await publish(.message(id: m.id, recipient: m.recipientID)) }
         return json(201, ["results": results])
+    }
+
+    func apiMessages(_ messages: [HubStore.Message]) async throws -> [APIMessage] {
+        var all: [APIMessage] = []
+        for m in messages { all.append(try await store.api(m)) }
+        return all
     }
 
     /// Tells senders their messages reached a recipient's device.
     func delivered(_ messages: [HubStore.Message]) async throws {
         for m in messages {
-            await sockets.send(WireFrame.delivered(messageID: m.id, recipientID: m.recipientID).text, to: m.senderID)
+            try await publish(.frame(user: m.senderID, text: WireFrame.delivered(messageID: m.id, recipientID: m.recipientID).text))
         }
     }
 
     /// The user of the request's bearer token, or 401.
-    func caller(_ request: Request) throws -> HubStore.User {
+    func caller(_ request: Request) async throws -> HubStore.User {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-              let user = try store.user(token: String(header.dropFirst(7))) else {
+              let user = try await store.user(token: String(header.dropFirst(7))) else {
             throw HubError(401, "missing or unknown bearer token")
         }
         return user
     }
 
-    func message(_ id: String, readableBy me: HubStore.User) throws -> HubStore.Message {
-        guard let m = try store.message(id, now: now()), m.senderID == me.id || m.recipientID == me.id else {
+    func message(_ id: String, readableBy me: HubStore.User) async throws -> HubStore.Message {
+        guard let m = try await store.message(id, now: now()), m.senderID == me.id || m.recipientID == me.id else {
             throw HubError(404, "no message \(id)")
         }
         return m
@@ -150,6 +154,13 @@ struct JSONErrors: RouterMiddleware {
             if let r = e.retryAfter { headers[.retryAfter] = "\(r)" }
             return Response(status: .init(code: e.status), headers: headers,
                             body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": e.description]))))
+        } catch let e as DatabaseUnavailable {
+            logger.warning("\(e)", metadata: ["path": "\(request.uri.path)"])
+            return Response(status: .serviceUnavailable, headers: [.contentType: "application/json", .retryAfter: "1"],
+                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": "the database is unavailable; try again"]))))
+        } catch let e as SQLFailure where e.sqlState?.hasPrefix("22") == true {
+            return Response(status: .badRequest, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": "a value the database cannot store (SQLSTATE \(e.sqlState!))"]))))
         } catch let e as HTTPError {
             return Response(status: e.status, headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": e.body ?? e.status.reasonPhrase]))))

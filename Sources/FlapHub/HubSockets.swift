@@ -23,6 +23,15 @@ actor SocketRegistry {
     }
 
     func count() -> Int { sockets.values.reduce(0) { $0 + $1.count } }
+    func has(_ user: String) -> Bool { !(sockets[user]?.isEmpty ?? true) }
+
+    /// Closes every connection ("service restart": the client reconnects); returns how many.
+    func closeAll() async -> Int {
+        let all = sockets.values.flatMap(\.values)
+        sockets = [:]
+        for writer in all { try? await writer.close(.unexpectedServerError, reason: "reconnect and catch up") }
+        return all.count
+    }
 }
 
 /// Server → client events, as JSON text: `WireFrame`s, the definition a board reads with.
@@ -47,7 +56,7 @@ extension Hub {
         }
         let first = try await frames.nextMessage(maxSize: maxFrame)
         deadline.cancel()
-        guard case .text(let text) = first, case .authenticate(let token)? = Self.frame(text), let user = try store.user(token: token) else {
+        guard case .text(let text) = first, case .authenticate(let token)? = Self.frame(text), let user = try await store.user(token: token) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
         }
@@ -73,14 +82,14 @@ extension Hub {
                 try await outbound.write(.text(WireFrame.pong.text))
             case .displayed(let messageID, _):
                 let t = now()
-                guard let m = try store.message(messageID, now: t), m.recipientID == user.id else {
+                guard let m = try await store.message(messageID, now: t), m.recipientID == user.id else {
                     try await outbound.write(.text(HubEvent.error("not_found", "no message \(messageID) to you")))
                     continue
                 }
                 // Shown before the POST that sent it marked it delivered: the sender still hears "delivered", once.
-                try await delivered(try store.markDelivered([m.id], now: t))
-                _ = try store.markDisplayed(m.id, by: user.id, now: t)
-                await sockets.send(WireFrame.displayed(messageID: m.id, recipientID: user.id).text, to: m.senderID)
+                try await delivered(try await store.markDelivered([m.id], now: t))
+                _ = try await store.markDisplayed(m.id, by: user.id, now: t)
+                try await publish(.frame(user: m.senderID, text: WireFrame.displayed(messageID: m.id, recipientID: user.id).text))
             default:
                 try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
             }

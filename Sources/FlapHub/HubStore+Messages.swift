@@ -24,8 +24,10 @@ extension HubStore {
 
     private static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at, options"
 
-    public func insert(_ m: Message) throws {
-        try db.query("INSERT INTO messages(\(Self.columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?)", [
+    public func insert(_ m: Message) async throws { try await Self.insert(m, into: db) }
+
+    static func insert(_ m: Message, into db: any SQLQuerying) async throws {
+        try await db.query("INSERT INTO messages(\(Self.columns)) VALUES(?,?,?,?,?,?,?,?,?,?,?)", [
             .text(m.id), .text(m.senderID), .text(m.recipientID), .text(m.content), .text(m.contentType.rawValue),
             .double(m.createdAt), m.unlockAt.map { .double($0) } ?? .null, .double(m.expiresAt), .null, .null,
             m.options.isEmpty ? .null : .text(m.options.json()),
@@ -33,19 +35,32 @@ extension HubStore {
     }
 
     /// The instants of this sender's sends in the hour before `now`, oldest first.
-    public func sends(by sender: String, now: Double) throws -> [Double] {
-        try db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at", [.text(sender), .double(now - 3600)])
+    public func sends(by sender: String, now: Double) async throws -> [Double] { try await Self.sends(by: sender, now: now, in: db) }
+
+    static func sends(by sender: String, now: Double, in db: any SQLQuerying) async throws -> [Double] {
+        try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at", [.text(sender), .double(now - 3600)])
             .compactMap { $0[0].double }
     }
 
-    public func recordSend(by sender: String, now: Double) throws {
-        try db.query("INSERT INTO sends(sender_id, at) VALUES(?,?)", [.text(sender), .double(now)])
+    /// Stores one send of `messages` (one per recipient) unless the sender has sent `perHour`
+    /// in the hour before `now`: then nothing is stored and the 429 says when to try again.
+    /// Sends of one sender are counted one after another, in every instance on the database.
+    public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int) async throws {
+        try await db.transaction(lock: "sends:" + sender) { db in
+            let sends = try await Self.sends(by: sender, now: now, in: db)
+            if sends.count >= perHour {
+                let wait = Int((sends[sends.count - perHour] + 3600 - now).rounded(.up))
+                throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, wait))
+            }
+            for m in messages { try await Self.insert(m, into: db) }
+            try await db.query("INSERT INTO sends(sender_id, at) VALUES(?,?)", [.text(sender), .double(now)])
+        }
     }
 
     /// What a recipient's board needs: of each sender, the latest message visible now and
     /// every message held for later.
-    public func inbox(of recipient: String, now: Double) throws -> [Message] {
-        let all = try messages("WHERE recipient_id = ? AND expires_at > ? ORDER BY created_at", [.text(recipient), .double(now)])
+    public func inbox(of recipient: String, now: Double) async throws -> [Message] {
+        let all = try await messages("WHERE recipient_id = ? AND expires_at > ? ORDER BY created_at", [.text(recipient), .double(now)])
         var latest: [String: Message] = [:]
         var held: [Message] = []
         for m in all {
@@ -57,53 +72,53 @@ extension HubStore {
     }
 
     /// The latest message visible now from one sender to one recipient.
-    public func latest(from sender: String, to recipient: String, now: Double) throws -> Message? {
-        try inbox(of: recipient, now: now).last { $0.senderID == sender && $0.visibleAt <= now }
+    public func latest(from sender: String, to recipient: String, now: Double) async throws -> Message? {
+        try await inbox(of: recipient, now: now).last { $0.senderID == sender && $0.visibleAt <= now }
     }
 
-    public func message(_ id: String, now: Double) throws -> Message? {
+    public func message(_ id: String, now: Double) async throws -> Message? {
         guard Self.isID(id) else { return nil }
-        return try messages("WHERE id = ? AND expires_at > ?", [.text(id.lowercased()), .double(now)]).first
+        return try await messages("WHERE id = ? AND expires_at > ?", [.text(id.lowercased()), .double(now)]).first
     }
 
-    public func delete(message id: String) throws {
-        try db.query("DELETE FROM messages WHERE id = ?", [.text(id)])
+    public func delete(message id: String) async throws {
+        try await db.query("DELETE FROM messages WHERE id = ?", [.text(id)])
     }
 
     /// Marks messages delivered; returns those that were not yet (each exactly once, however
     /// many requests and sockets deliver it at the same time).
-    public func markDelivered(_ ids: [String], now: Double) throws -> [Message] {
-        try ids.compactMap { id in
-            guard Self.isID(id) else { return nil }
-            let changed = try db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING id",
-                                       [.double(now), .text(id.lowercased()), .double(now)])
-            guard !changed.isEmpty else { return nil }
-            return try message(id, now: now)
+    public func markDelivered(_ ids: [String], now: Double) async throws -> [Message] {
+        var marked: [Message] = []
+        for id in ids where Self.isID(id) {
+            let changed = try await db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING id",
+                                             [.double(now), .text(id.lowercased()), .double(now)])
+            if !changed.isEmpty, let m = try await message(id, now: now) { marked.append(m) }
         }
+        return marked
     }
 
     /// Marks a message displayed by its recipient; returns it, or nil when it is not theirs.
     /// A message must be delivered first (`markDelivered`).
-    public func markDisplayed(_ id: String, by recipient: String, now: Double) throws -> Message? {
-        guard var m = try message(id, now: now), m.recipientID == recipient else { return nil }
+    public func markDisplayed(_ id: String, by recipient: String, now: Double) async throws -> Message? {
+        guard var m = try await message(id, now: now), m.recipientID == recipient else { return nil }
         if m.displayedAt == nil {
             m.displayedAt = now
-            try db.query("UPDATE messages SET displayed_at = ? WHERE id = ? AND displayed_at IS NULL", [.double(now), .text(m.id)])
+            try await db.query("UPDATE messages SET displayed_at = ? WHERE id = ? AND displayed_at IS NULL", [.double(now), .text(m.id)])
         }
         return m
     }
 
     /// Deletes expired messages and sends older than an hour; returns how many messages went.
     @discardableResult
-    public func purge(now: Double) throws -> Int {
-        let expired = try db.query("SELECT count(*) FROM messages WHERE expires_at <= ?", [.double(now)]).first?.first?.int ?? 0
-        try db.query("DELETE FROM messages WHERE expires_at <= ?", [.double(now)])
-        try db.query("DELETE FROM sends WHERE at <= ?", [.double(now - 3600)])
+    public func purge(now: Double) async throws -> Int {
+        let expired = try await db.query("SELECT count(*) FROM messages WHERE expires_at <= ?", [.double(now)]).first?.first?.int ?? 0
+        try await db.query("DELETE FROM messages WHERE expires_at <= ?", [.double(now)])
+        try await db.query("DELETE FROM sends WHERE at <= ?", [.double(now - 3600)])
         return Int(expired)
     }
 
-    private func messages(_ clause: String, _ p: [SQLiteDatabase.Value]) throws -> [Message] {
-        try db.query("SELECT \(Self.columns) FROM messages \(clause)", p).map { r in
+    private func messages(_ clause: String, _ p: [SQLValue]) async throws -> [Message] {
+        try await db.query("SELECT \(Self.columns) FROM messages \(clause)", p).map { r in
             Message(id: r[0].text!, senderID: r[1].text!, recipientID: r[2].text!, content: r[3].text!,
                     contentType: InboxMessage.ContentType(rawValue: r[4].text!) ?? .text, createdAt: r[5].double!,
                     unlockAt: r[6].double, expiresAt: r[7].double!, deliveredAt: r[8].double, displayedAt: r[9].double,
@@ -112,8 +127,8 @@ extension HubStore {
     }
 
     /// The message as the API writes it.
-    public func api(_ m: Message) throws -> APIMessage {
-        let sender = try user(m.senderID)
+    public func api(_ m: Message) async throws -> APIMessage {
+        let sender = try await user(m.senderID)
         return APIMessage(id: m.id, senderID: m.senderID, senderUsername: sender?.username ?? "?",
                           senderDisplayName: sender?.displayName, recipientID: m.recipientID, content: m.content,
                           contentType: m.contentType, timestamp: m.createdAt, unlockAt: m.unlockAt,

@@ -8,7 +8,7 @@ import Logging
 struct Flaphub: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flaphub",
-        abstract: "The Flapboard message API, self-hosted: users, friends, messages; REST and WebSocket over SQLite.",
+        abstract: "The Flapboard message API, self-hosted: users, friends, messages; REST and WebSocket over SQLite or PostgreSQL.",
         subcommands: [Serve.self, User.self, Friend.self])
 }
 
@@ -16,7 +16,7 @@ struct Flaphub: AsyncParsableCommand {
 struct StoreOptions: ParsableArguments {
     @Option(help: "Config file (YAML: database, bind, port, message_ttl_seconds, messages_per_hour).")
     var config: String?
-    @Option(help: "SQLite database file (overrides the config; default flaphub.db).")
+    @Option(help: "SQLite database file, or postgres://user@host:port/name (overrides the config; default flaphub.db).")
     var database: String?
 
     func load() throws -> HubConfig {
@@ -28,9 +28,16 @@ struct StoreOptions: ParsableArguments {
         return c
     }
 
-    func store() throws -> HubStore {
-        let path = try load().database
-        do { return try HubStore(path: path) } catch { throw failure("\(error)") }
+    func store(logger: Logger = Logger(label: "flaphub")) async throws -> HubStore {
+        let config = try load()
+        do { return try await HubStore(try config.openDatabase(logger: logger)) } catch { throw failure("\(error)") }
+    }
+
+    /// Runs an admin command on the store, and closes it.
+    func with<T>(_ body: (HubStore) async throws -> T) async throws -> T {
+        let s = try await store()
+        defer { if let pg = s.db as? PostgresDatabase { Task { await pg.close() } } }
+        do { return try await body(s) } catch let e as ExitCode { throw e } catch { throw failure("\(error)") }
     }
 }
 
@@ -57,59 +64,56 @@ struct Serve: AsyncParsableCommand {
             return h
         }
         let logger = Logger(label: "flaphub")
-        let hub = Hub(store: try store.store(), logger: logger, limits: config.limits)
+        let hub = Hub(store: try await store.store(logger: logger), logger: logger, limits: config.limits)
         let bindAddress = config.bind
         let app = hub.application(bind: config.bind, port: config.port) { port in
-            logger.notice("flaphub listening on http://\(bindAddress):\(port)", metadata: ["database": "\(hub.store.db.path)"])
+            logger.notice("flaphub listening on http://\(bindAddress):\(port)", metadata: ["database": "\(hub.store.db.location)"])
         }
         try await app.runService()
     }
 }
 
-struct User: ParsableCommand {
+struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, List.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user and print its bearer token (shown once).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "Username (1–20 letters, digits, '_', '.', '-').") var name: String
         @Option(help: "Display name.") var displayName: String?
 
-        func run() throws {
-            do {
-                let (user, token) = try store.store().addUser(name, displayName: displayName, now: Date().timeIntervalSince1970)
-                FileHandle.standardError.write(Data("created user \(user.username) (\(user.id)); its token:\n".utf8))
-                print(token)
-            } catch let e as ExitCode { throw e } catch { throw failure("\(error)") }
+        func run() async throws {
+            let (user, token) = try await store.with { try await $0.addUser(name, displayName: displayName, now: Date().timeIntervalSince1970) }
+            FileHandle.standardError.write(Data("created user \(user.username) (\(user.id)); its token:\n".utf8))
+            print(token)
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users.")
         @OptionGroup var store: StoreOptions
-        func run() throws {
-            for u in try store.store().allUsers() { print("\(u.id)  \(u.username)\(u.displayName.map { "  (\($0))" } ?? "")") }
+        func run() async throws {
+            for u in try await store.with({ try await $0.allUsers() }) { print("\(u.id)  \(u.username)\(u.displayName.map { "  (\($0))" } ?? "")") }
         }
     }
 }
 
-struct Friend: ParsableCommand {
+struct Friend: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Manage friendships.", subcommands: [Add.self])
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make two users friends (both ways).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "A user (id or username).") var a: String
         @Argument(help: "Another user (id or username).") var b: String
 
-        func run() throws {
-            let s = try store.store()
-            do {
-                guard let x = try s.user(a) else { throw failure("no user '\(a)'") }
-                guard let y = try s.user(b) else { throw failure("no user '\(b)'") }
-                try s.befriend(x.id, y.id, now: Date().timeIntervalSince1970)
+        func run() async throws {
+            try await store.with { s in
+                guard let x = try await s.user(a) else { throw failure("no user '\(a)'") }
+                guard let y = try await s.user(b) else { throw failure("no user '\(b)'") }
+                try await s.befriend(x.id, y.id, now: Date().timeIntervalSince1970)
                 print("\(x.username) and \(y.username) are friends")
-            } catch let e as ExitCode { throw e } catch { throw failure("\(error)") }
+            }
         }
     }
 }

@@ -1,115 +1,144 @@
 import FlapCore
 import Foundation
+import Logging
+import PostgresTesting
 import Testing
 @testable import FlapHub
 
-@Suite struct HubStoreTests {
-    func temporaryDatabase() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("hub-\(UUID().uuidString).db").path
+/// The engines a store can be in; every test of the store runs on each.
+enum Engine: String, CaseIterable, Sendable {
+    case sqlite, postgres
+
+    /// A new, empty store: a SQLite file, or a database of its own on the test process's
+    /// PostgreSQL server.
+    func store() async throws -> HubStore {
+        switch self {
+        case .sqlite: try await HubStore(path: temporaryDatabase())
+        case .postgres: try await HubStore(try postgres(PostgresServer.shared.createDatabase()))
+        }
     }
 
+    func postgres(_ name: String) throws -> PostgresDatabase {
+        PostgresDatabase(try PostgresSettings.parse(PostgresServer.shared.address(name)).get(), logger: Logger(label: "test"))
+    }
+}
+
+func temporaryDatabase() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("hub-\(UUID().uuidString).db").path
+}
+
+@Suite struct HubStoreTests {
     func message(_ id: String, from: String, to: String, at t: Double, unlock: Double? = nil) -> HubStore.Message {
         HubStore.Message(id: id, senderID: from, recipientID: to, content: id, contentType: .text, createdAt: t,
                          unlockAt: unlock, expiresAt: t + InboxMessage.lifetime)
     }
 
-    @Test func usersFriendsAndMessagesSurviveAReopen() throws {
-        let path = temporaryDatabase()
-        let (alice, token) = try HubStore(path: path).addUser("alice", now: 1)
+    @Test(arguments: Engine.allCases) func usersFriendsAndMessagesSurviveAReopen(_ engine: Engine) async throws {
+        let path = engine == .sqlite ? temporaryDatabase() : try PostgresServer.shared.createDatabase()
+        func open() async throws -> HubStore { engine == .sqlite ? try await HubStore(path: path) : try await HubStore(try engine.postgres(path)) }
+        let (alice, token) = try await open().addUser("alice", now: 1)
         do {
-            let store = try HubStore(path: path)
-            let (bob, _) = try store.addUser("bob", now: 1)
-            try store.befriend(alice.id, bob.id, now: 2)
-            try store.insert(message("m1", from: alice.id, to: bob.id, at: 10))
+            let store = try await open()
+            let (bob, _) = try await store.addUser("bob", now: 1)
+            try await store.befriend(alice.id, bob.id, now: 2)
+            try await store.insert(message("m1", from: alice.id, to: bob.id, at: 10))
         }
-        let store = try HubStore(path: path)
-        #expect(try store.user(token: token) == alice)
-        #expect(try store.user(token: token + "x") == nil)
-        let bob = try #require(try store.user("BOB"))
-        #expect(try store.areFriends(bob.id, alice.id))
-        #expect(try store.inbox(of: bob.id, now: 20).map(\.id) == ["m1"])
-        // The token itself is nowhere in the file.
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(bytes.range(of: Data(token.utf8)) == nil)
+        let store = try await open()
+        #expect(try await store.user(token: token) == alice)
+        #expect(try await store.user(token: token + "x") == nil)
+        let bob = try #require(try await store.user("BOB"))
+        #expect(try await store.areFriends(bob.id, alice.id))
+        #expect(try await store.inbox(of: bob.id, now: 20).map(\.id) == ["m1"])
+        // The token itself is nowhere in the store.
+        if engine == .sqlite {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data(token.utf8)) == nil)
+        }
+        #expect(try await store.db.query("SELECT count(*) FROM users WHERE token_hash = ?", [.text(token)]).first?.first?.int == 0)
+        #expect(try await store.db.query("SELECT count(*) FROM users WHERE token_hash = ?", [.text(TokenHash.hex(token))]).first?.first?.int == 1)
     }
 
     /// A store with these users, their ids by name.
-    func store(_ names: [String]) throws -> (HubStore, [String: String]) {
-        let store = try HubStore(path: temporaryDatabase())
+    func store(_ names: [String], _ engine: Engine) async throws -> (HubStore, [String: String]) {
+        let store = try await engine.store()
         var ids: [String: String] = [:]
-        for n in names { ids[n] = try store.addUser(n, now: 0).0.id }
+        for n in names { ids[n] = try await store.addUser(n, now: 0).0.id }
         return (store, ids)
     }
 
-    @Test func theInboxHasTheLatestOfEachSenderAndEveryHeldMessage() throws {
-        let (store, id) = try store(["a", "b", "me", "other"])
+    @Test(arguments: Engine.allCases) func theInboxHasTheLatestOfEachSenderAndEveryHeldMessage(_ engine: Engine) async throws {
+        let (store, id) = try await store(["a", "b", "me", "other"], engine)
         func message(_ m: String, from: String, to: String, at t: Double, unlock: Double? = nil) -> HubStore.Message {
             self.message(m, from: id[from]!, to: id[to]!, at: t, unlock: unlock)
         }
-        try store.insert(message("a1", from: "a", to: "me", at: 10))
-        try store.insert(message("a2", from: "a", to: "me", at: 20))
-        try store.insert(message("a3", from: "a", to: "me", at: 30, unlock: 500))
-        try store.insert(message("b1", from: "b", to: "me", at: 15))
-        try store.insert(message("x", from: "a", to: "other", at: 40))
-        #expect(try store.inbox(of: id["me"]!, now: 100).map(\.id) == ["b1", "a2", "a3"])
-        #expect(try store.inbox(of: id["me"]!, now: 600).map(\.id) == ["b1", "a3"])
-        #expect(try store.latest(from: id["a"]!, to: id["me"]!, now: 100)?.id == "a2")
+        try await store.insert(message("a1", from: "a", to: "me", at: 10))
+        try await store.insert(message("a2", from: "a", to: "me", at: 20))
+        try await store.insert(message("a3", from: "a", to: "me", at: 30, unlock: 500))
+        try await store.insert(message("b1", from: "b", to: "me", at: 15))
+        try await store.insert(message("x", from: "a", to: "other", at: 40))
+        #expect(try await store.inbox(of: id["me"]!, now: 100).map(\.id) == ["b1", "a2", "a3"])
+        #expect(try await store.inbox(of: id["me"]!, now: 600).map(\.id) == ["b1", "a3"])
+        #expect(try await store.latest(from: id["a"]!, to: id["me"]!, now: 100)?.id == "a2")
         // 48 h later everything is gone, and purge removes it.
-        #expect(try store.inbox(of: id["me"]!, now: 30 + InboxMessage.lifetime).isEmpty)
-        #expect(try store.purge(now: 40 + InboxMessage.lifetime) == 5)
+        #expect(try await store.inbox(of: id["me"]!, now: 30 + InboxMessage.lifetime).isEmpty)
+        #expect(try await store.purge(now: 40 + InboxMessage.lifetime) == 5)
     }
 
-    @Test func deliveryGoesPendingDeliveredDisplayed() throws {
-        let (store, id) = try store(["a", "me"])
-        try store.insert(message("m", from: id["a"]!, to: id["me"]!, at: 10))
-        #expect(try store.message("m", now: 11)?.status == "pending")
-        #expect(try store.markDelivered(["m"], now: 12).count == 1)
-        #expect(try store.markDelivered(["m"], now: 13).isEmpty)
-        #expect(try store.message("m", now: 14)?.status == "delivered")
-        #expect(try store.markDisplayed("m", by: id["a"]!, now: 15) == nil)
-        #expect(try store.markDisplayed("m", by: id["me"]!, now: 15)?.status == "displayed")
+    @Test(arguments: Engine.allCases) func deliveryGoesPendingDeliveredDisplayed(_ engine: Engine) async throws {
+        let (store, id) = try await store(["a", "me"], engine)
+        try await store.insert(message("m", from: id["a"]!, to: id["me"]!, at: 10))
+        #expect(try await store.message("m", now: 11)?.status == "pending")
+        #expect(try await store.markDelivered(["m"], now: 12).count == 1)
+        #expect(try await store.markDelivered(["m"], now: 13).isEmpty)
+        #expect(try await store.message("m", now: 14)?.status == "delivered")
+        #expect(try await store.markDisplayed("m", by: id["a"]!, now: 15) == nil)
+        #expect(try await store.markDisplayed("m", by: id["me"]!, now: 15)?.status == "displayed")
     }
 
     /// The POST that sent a message and the socket it was shown on may both deliver it at once:
     /// exactly one of them gets to tell the sender.
-    @Test func aMessageIsDeliveredOnceWhoeverDeliversIt() async throws {
-        let (store, id) = try store(["a", "me"])
-        for i in 0..<50 { try store.insert(message("m\(i)", from: id["a"]!, to: id["me"]!, at: 10)) }
+    @Test(arguments: Engine.allCases) func aMessageIsDeliveredOnceWhoeverDeliversIt(_ engine: Engine) async throws {
+        let (store, id) = try await store(["a", "me"], engine)
+        for i in 0..<50 { try await store.insert(message("m\(i)", from: id["a"]!, to: id["me"]!, at: 10)) }
         let ids = (0..<50).map { "m\($0)" }
         let counts = await withTaskGroup(of: Int.self) { group in
-            for t in 0..<8 { group.addTask { (try? store.markDelivered(ids, now: 12 + Double(t)).count) ?? -1000 } }
+            for t in 0..<8 { group.addTask { (try? await store.markDelivered(ids, now: 12 + Double(t)).count) ?? -1000 } }
             return await group.reduce(0, +)
         }
         #expect(counts == 50)
-        #expect(try ids.allSatisfy { try store.message($0, now: 30)?.status == "delivered" })
+        for id in ids { #expect(try await store.message(id, now: 30)?.status == "delivered") }
     }
 
     /// Issue 18: text was bound up to its first NUL, so "wall\0evil" found wall and
     /// "<id>\0junk" marked <id> displayed. Every byte is bound now, and ids and names are
     /// checked as whole strings before any query.
-    @Test func aNULCutsNothing() throws {
-        let store = try HubStore(path: temporaryDatabase())
-        let (wall, _) = try store.addUser("wall", now: 1)
-        let (alice, _) = try store.addUser("alice", now: 1)
-        try store.insert(message("m1", from: alice.id, to: wall.id, at: 10))
-        _ = try store.markDelivered(["m1"], now: 11)
-        #expect(try store.user("wall\u{0}evil") == nil)
-        #expect(try store.user(named: "wall\u{0}evil") == nil)
-        #expect(try store.user(wall.id + "\u{0}x") == nil)
-        #expect(try store.message("m1\u{0}junk", now: 12) == nil)
-        #expect(try store.markDisplayed("m1\u{0}junk", by: wall.id, now: 12) == nil)
-        #expect(try store.message("m1", now: 13)?.status == "delivered")
-        // The binding itself: a NUL is a byte like any other.
-        #expect(try store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall\u{0}evil")]).first?.first?.int == 0)
-        #expect(try store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall")]).first?.first?.int == 1)
+    @Test(arguments: Engine.allCases) func aNULCutsNothing(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (wall, _) = try await store.addUser("wall", now: 1)
+        let (alice, _) = try await store.addUser("alice", now: 1)
+        try await store.insert(message("m1", from: alice.id, to: wall.id, at: 10))
+        _ = try await store.markDelivered(["m1"], now: 11)
+        #expect(try await store.user("wall\u{0}evil") == nil)
+        #expect(try await store.user(named: "wall\u{0}evil") == nil)
+        #expect(try await store.user(wall.id + "\u{0}x") == nil)
+        #expect(try await store.message("m1\u{0}junk", now: 12) == nil)
+        #expect(try await store.markDisplayed("m1\u{0}junk", by: wall.id, now: 12) == nil)
+        #expect(try await store.message("m1", now: 13)?.status == "delivered")
+        // The binding itself: a NUL is a byte like any other (SQLite), or refused as text (PostgreSQL).
+        guard engine == .sqlite else {
+            await #expect(throws: SQLFailure.self) { try await store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall\u{0}evil")]) }
+            return
+        }
+        #expect(try await store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall\u{0}evil")]).first?.first?.int == 0)
+        #expect(try await store.db.query("SELECT count(*) FROM users WHERE username = ?", [.text("wall")]).first?.first?.int == 1)
     }
 
-    @Test func usernamesAreChecked() throws {
-        let store = try HubStore(path: temporaryDatabase())
-        _ = try store.addUser("alice", now: 1)
-        #expect(throws: HubError.self) { try store.addUser("ALICE", now: 1) }
-        #expect(throws: HubError.self) { try store.addUser("no spaces", now: 1) }
-        #expect(throws: HubError.self) { try store.addUser("", now: 1) }
+    @Test(arguments: Engine.allCases) func usernamesAreChecked(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        _ = try await store.addUser("alice", now: 1)
+        await #expect(throws: HubError.self) { try await store.addUser("ALICE", now: 1) }
+        await #expect(throws: HubError.self) { try await store.addUser("no spaces", now: 1) }
+        await #expect(throws: HubError.self) { try await store.addUser("", now: 1) }
     }
 }
 
@@ -140,30 +169,80 @@ import Testing
     }
 }
 
-/// The schema's versions: a file made before a change is brought up to date at start, and what
-/// it held stays readable.
+/// The schema's versions: a database made before a change is brought up to date at start, and
+/// what it held stays readable; instances that start together migrate once.
 @Suite struct HubMigrationTests {
-    @Test func aVersionOneFileGainsMessageOptionsAndKeepsItsMessages() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hub-v1-\(UUID().uuidString).db").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+    static let version1 = HubSchema.migrations.filter { $0.version == 1 }
+
+    @Test(arguments: Engine.allCases) func aVersionOneDatabaseGainsMessageOptionsAndKeepsItsMessages(_ engine: Engine) async throws {
+        let name = engine == .sqlite ? temporaryDatabase() : try PostgresServer.shared.createDatabase()
+        func database() throws -> any SQLDatabase { engine == .sqlite ? try SQLiteDatabase(path: name) : try engine.postgres(name) }
+        defer { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
         do {
             // The schema as version 1 wrote it (messages without options), with one message.
-            let db = try SQLiteDatabase(path: path)
-            try db.execute(HubStore.schema + "PRAGMA user_version = 1;")
-            try db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','board','h2',1)")
-            try db.query("INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, expires_at) VALUES('00000000-0000-0000-0000-000000000001','a','b','OLD','text',10,1e12)")
-            #expect(try db.query("SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'options'").first?.first?.int == 0)
+            let db = try database()
+            try await db.migrate(Self.version1)
+            try await db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','board','h2',1)")
+            try await db.query("INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, expires_at) VALUES('00000000-0000-0000-0000-000000000001','a','b','OLD','text',10,1e12)")
+            await #expect(throws: (any Error).self) { try await db.query("SELECT options FROM messages") }
         }
-        let store = try HubStore(path: path)
-        #expect(try store.db.query("PRAGMA user_version").first?.first?.int == 2)
-        #expect(try store.message("00000000-0000-0000-0000-000000000001", now: 20)?.content == "OLD")
+        let store = try await HubStore(try database())
+        #expect(try await store.message("00000000-0000-0000-0000-000000000001", now: 20)?.content == "OLD")
         var m = HubStore.Message(id: "00000000-0000-0000-0000-000000000002", senderID: "a", recipientID: "b", content: "NEW",
                                  contentType: .text, createdAt: 30, expiresAt: 1e12)
         m.options = MessageOptions(transition: TransitionFields(strategy: "column"), arriveAt: 40, duration: 60, forced: true)
-        try store.insert(m)
-        let api = try store.api(try #require(try store.message(m.id, now: 31)))
+        try await store.insert(m)
+        let api = try await store.api(try #require(try await store.message(m.id, now: 31)))
         #expect(api.transition?.strategy == "column" && api.arriveAt == 40 && api.duration == 60 && api.forced == true)
         // A second start changes nothing.
-        #expect(try HubStore(path: path).message(m.id, now: 31)?.options == m.options)
+        #expect(try await HubStore(try database()).message(m.id, now: 31)?.options == m.options)
+        if engine == .sqlite {
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 2)
+        } else {
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2])
+        }
+    }
+
+    /// Four instances start at once on a new PostgreSQL database: each version runs once.
+    @Test func instancesStartingTogetherMigrateOnce() async throws {
+        let name = try PostgresServer.shared.createDatabase()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
+            try await group.waitForAll()
+        }
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2")
+    }
+}
+
+/// The rate limit holds when many sends of one sender race (in PostgreSQL, from several
+/// connections, as from several instances).
+@Suite struct HubSendLimitTests {
+    @Test(arguments: Engine.allCases) func racingSendsTakeExactlyTheLimit(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (a, _) = try await store.addUser("a", now: 0)
+        let (b, _) = try await store.addUser("b", now: 0)
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<40 {
+                group.addTask {
+                    let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: a.id, recipientID: b.id, content: "M\(i)",
+                                             contentType: .text, createdAt: 100, expiresAt: 1e12)
+                    do { try await store.send([m], by: a.id, now: 100, perHour: 10); return true } catch let e as HubError where e.status == 429 { return false }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 10)
+        #expect(try await store.sends(by: a.id, now: 100).count == 10)
+        #expect(try await store.db.query("SELECT count(*) FROM messages").first?.first?.int == 10)
+    }
+
+    @Test(arguments: Engine.allCases) func usernamesAreOneWhateverTheirCase(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (bob, _) = try await store.addUser("Bob", now: 0)
+        _ = try await store.addUser("alice", now: 0)
+        _ = try await store.addUser("carol_1", now: 0)
+        #expect(try await store.user("BOB")?.id == bob.id)
+        #expect(try await store.user(named: "bob")?.id == bob.id)
+        #expect(try await store.allUsers().map(\.username) == ["alice", "Bob", "carol_1"])
     }
 }

@@ -1,24 +1,60 @@
 import CSQLite
 import Synchronization
 
-/// One SQLite database file, used from any thread (one statement at a time).
-public final class SQLiteDatabase: Sendable {
-    /// A value in or out of SQLite.
-    public enum Value: Hashable, Sendable {
-        case int(Int64), double(Double), text(String), null
-
-        public var int: Int64? { if case .int(let v) = self { v } else { nil } }
-        public var double: Double? {
-            switch self { case .double(let v): v; case .int(let v): Double(v); default: nil }
-        }
-        public var text: String? { if case .text(let v) = self { v } else { nil } }
-    }
-
-    private let handle: Mutex<OpaquePointer?>
+/// One SQLite database file (the default store). Statements outside a transaction share one
+/// connection, one at a time; each transaction takes a connection of its own (`BEGIN
+/// IMMEDIATE`: one writer at a time, in every process that opens the file). SQLite's calls never
+/// suspend, so a transaction runs from its start to its end on one thread.
+public final class SQLiteDatabase: SQLDatabase {
+    public typealias Value = SQLValue
     public let path: String
+    public var location: String { path }
+    private let main: SQLiteConnection
+    /// Connections that ran a transaction and wait for the next.
+    private let idle = Mutex<[SQLiteConnection]>([])
 
     /// Opens (creating) the file; WAL journal, foreign keys on, 5 s busy timeout.
     public init(path: String) throws(SQLiteError) {
+        self.path = path
+        main = try SQLiteConnection(path: path)
+    }
+
+    public func query(_ sql: String, _ parameters: [SQLValue]) throws(SQLiteError) -> [[SQLValue]] {
+        try main.query(sql, parameters)
+    }
+
+    /// Runs statements without parameters or results.
+    public func execute(_ sql: String) throws(SQLiteError) { try main.execute(sql) }
+
+    public func transaction<T: Sendable>(lock: String? = nil, _ body: (any SQLQuerying) async throws -> T) async throws -> T {
+        let connection = try idle.withLock { $0.popLast() } ?? SQLiteConnection(path: path)
+        defer { idle.withLock { if $0.count < 4 { $0.append(connection) } } }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let value = try await body(connection)
+            try connection.execute("COMMIT")
+            return value
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The version is the file's `user_version`; a file of version 0 with tables is version 1
+    /// (its schema statements are `IF NOT EXISTS`).
+    public func migrate(_ migrations: [Migration]) async throws {
+        let current = try query("PRAGMA user_version", []).first?.first?.int ?? 0
+        for m in migrations where m.version > current {
+            try execute("BEGIN IMMEDIATE; \(m.sqlite) PRAGMA user_version = \(m.version); COMMIT;")
+        }
+    }
+}
+
+/// One connection to a SQLite file, used from any thread (one statement at a time).
+final class SQLiteConnection: SQLQuerying {
+    private let handle: Mutex<OpaquePointer?>
+
+    init(path: String) throws(SQLiteError) {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nil)
         guard rc == SQLITE_OK, let db else {
@@ -27,15 +63,13 @@ public final class SQLiteDatabase: Sendable {
             throw SQLiteError(message: "cannot open \(path): \(message)")
         }
         sqlite3_busy_timeout(db, 5000)
-        self.path = path
         handle = Mutex(db)
         try execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")
     }
 
     deinit { handle.withLock { sqlite3_close($0); $0 = nil } }
 
-    /// Runs statements without parameters or results.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    func execute(_ sql: String) throws(SQLiteError) {
         try handle.withLock { (db: inout OpaquePointer?) throws(SQLiteError) in
             var error: UnsafeMutablePointer<CChar>?
             guard sqlite3_exec(db, sql, nil, nil, &error) == SQLITE_OK else {
@@ -46,10 +80,9 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    /// Runs one statement with parameters and returns its rows.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [Value] = []) throws(SQLiteError) -> [[Value]] {
-        try handle.withLock { (db: inout OpaquePointer?) throws(SQLiteError) -> [[Value]] in
+    func query(_ sql: String, _ parameters: [SQLValue]) throws(SQLiteError) -> [[SQLValue]] {
+        try handle.withLock { (db: inout OpaquePointer?) throws(SQLiteError) -> [[SQLValue]] in
             var statement: OpaquePointer?
             guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
                 throw SQLiteError(message: String(cString: sqlite3_errmsg(db)) + " in: \(sql)")
@@ -64,7 +97,7 @@ public final class SQLiteDatabase: Sendable {
                 case .null: sqlite3_bind_null(statement, index)
                 }
             }
-            var rows: [[Value]] = []
+            var rows: [[SQLValue]] = []
             while true {
                 let rc = sqlite3_step(statement)
                 if rc == SQLITE_DONE { break }
@@ -79,19 +112,6 @@ public final class SQLiteDatabase: Sendable {
                 })
             }
             return rows
-        }
-    }
-
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
         }
     }
 }

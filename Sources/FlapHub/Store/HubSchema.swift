@@ -1,0 +1,40 @@
+/// flaphub's tables, the same in SQLite and PostgreSQL (PostgreSQL's types named as it names
+/// them; a username unique whatever its case in both). Times are seconds since 1970.
+enum HubSchema {
+    /// In order; each runs once per database, at the first start after an upgrade.
+    static let migrations = [
+        Migration(version: 1, sqlite: v1(real: "REAL", username: "username TEXT NOT NULL UNIQUE COLLATE NOCASE", index: ""),
+                  postgres: v1(real: "DOUBLE PRECISION", username: "username TEXT NOT NULL",
+                               index: "CREATE UNIQUE INDEX IF NOT EXISTS users_username ON users(lower(username));")),
+        // transition, arriveAt, duration, forced (JSON)
+        Migration(version: 2, sqlite: "ALTER TABLE messages ADD COLUMN options TEXT;", postgres: "ALTER TABLE messages ADD COLUMN options TEXT;"),
+    ]
+
+    private static func v1(real: String, username: String, index: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS users(
+            id TEXT PRIMARY KEY, \(username), display_name TEXT,
+            token_hash TEXT NOT NULL UNIQUE, created_at \(real) NOT NULL);
+        \(index)
+        CREATE TABLE IF NOT EXISTS friendships(
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            friend_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            created_at \(real) NOT NULL, PRIMARY KEY(user_id, friend_id));
+        CREATE TABLE IF NOT EXISTS friend_requests(
+            id TEXT PRIMARY KEY, from_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            to_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            status TEXT NOT NULL DEFAULT 'pending', created_at \(real) NOT NULL, UNIQUE(from_id, to_id));
+        CREATE TABLE IF NOT EXISTS blocks(
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            blocked_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, PRIMARY KEY(user_id, blocked_id));
+        CREATE TABLE IF NOT EXISTS messages(
+            id TEXT PRIMARY KEY, sender_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            recipient_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            content TEXT NOT NULL, content_type TEXT NOT NULL, created_at \(real) NOT NULL, unlock_at \(real),
+            expires_at \(real) NOT NULL, delivered_at \(real), displayed_at \(real));
+        CREATE INDEX IF NOT EXISTS messages_inbox ON messages(recipient_id, sender_id, created_at);
+        CREATE TABLE IF NOT EXISTS sends(sender_id TEXT NOT NULL, at \(real) NOT NULL);
+        CREATE INDEX IF NOT EXISTS sends_by_sender ON sends(sender_id, at);
+        """
+    }
+}

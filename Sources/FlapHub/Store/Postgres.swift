@@ -1,0 +1,177 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+
+/// A PostgreSQL database through postgres-nio's connection pool, shared by every flaphub
+/// instance that names it. A `Service`: its pool runs from `init` until the server has stopped. A query the
+/// server cannot answer (down, restarting, unreachable past the connect timeout) throws
+/// `DatabaseUnavailable`, which the API answers 503.
+public final class PostgresDatabase: SQLDatabase, Service {
+    let client: PostgresClient
+    let logger: Logger
+    public let location: String
+    /// The pool's own task, from the start (a store migrates before the server runs) until
+    /// `close()`.
+    private let pool: Task<Void, Never>
+
+    public init(_ settings: PostgresSettings, logger: Logger) {
+        var c = PostgresClient.Configuration(host: settings.host, port: settings.port, username: settings.username,
+                                             password: settings.password, database: settings.database, tls: settings.tls.client)
+        c.options.connectTimeout = .seconds(5)
+        c.options.maximumConnections = settings.maxConnections
+        let client = PostgresClient(configuration: c, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        location = settings.description
+        pool = Task { await client.run() }
+    }
+
+    deinit { pool.cancel() }
+
+    /// Waits for the graceful shutdown, then closes the pool (after the server, which stops first).
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    /// Closes every connection; queries after it fail.
+    public func close() async {
+        pool.cancel()
+        await pool.value
+    }
+
+    public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
+        try await Self.unavailable { try await Self.rows(self.client.query(Self.statement(sql, parameters), logger: self.logger)) }
+    }
+
+    public func transaction<T: Sendable>(lock: String? = nil, _ body: (any SQLQuerying) async throws -> T) async throws -> T {
+        try await Self.unavailable {
+            do {
+                return try await client.withTransaction(logger: logger) { connection in
+                    let c = Connection(connection: connection, logger: logger)
+                    if let lock { try await c.query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(lock)]) }
+                    return try await body(c)
+                }
+            } catch let e as PostgresTransactionError {
+                // The body's own error as it threw it; else why BEGIN, COMMIT or ROLLBACK failed.
+                throw e.closureError ?? e.beginError ?? e.commitError ?? e.rollbackError ?? e
+            }
+        }
+    }
+
+    /// Versions in `flaphub_schema`; instances that start together migrate one after another.
+    public func migrate(_ migrations: [Migration]) async throws {
+        try await transaction(lock: "flaphub.migrate") { c in
+            try await c.query("CREATE TABLE IF NOT EXISTS flaphub_schema(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
+            let current = try await c.query("SELECT coalesce(max(version), 0) FROM flaphub_schema").first?.first?.int ?? 0
+            for m in migrations where m.version > current {
+                for statement in m.postgres.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
+                    try await c.query(String(statement))
+                }
+                try await c.query("INSERT INTO flaphub_schema(version, applied_at) VALUES(?, ?)",
+                                  [.int(Int64(m.version)), .double(Date().timeIntervalSince1970)])
+                logger.notice("database schema now version \(m.version)")
+            }
+        }
+    }
+
+    /// Sends `payload` to every session that listens on `channel` (when the transaction, if
+    /// any, commits).
+    public func notify(_ channel: String, _ payload: String) async throws {
+        try await query("SELECT pg_notify(?, ?)", [.text(channel), .text(payload)])
+    }
+
+    /// Calls `receive` with each notification on `channel`, on a connection of its own, until
+    /// the connection ends (then throws).
+    public func listen(_ channel: String, started: () async -> Void, receive: (String) async -> Void) async throws {
+        try await Self.unavailable {
+            try await client.withConnection { connection in
+                try await connection.listen(on: channel) { notifications in
+                    await started()
+                    for try await n in notifications { await receive(n.payload) }
+                }
+            }
+        }
+    }
+
+    /// One connection inside a transaction.
+    struct Connection: SQLQuerying {
+        let connection: PostgresConnection
+        let logger: Logger
+        func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
+            try await PostgresDatabase.rows(connection.query(PostgresDatabase.statement(sql, parameters), logger: logger))
+        }
+    }
+
+    /// `?` placeholders become `$1`, `$2`, …; values are bound, never spliced into the text.
+    static func statement(_ sql: String, _ parameters: [SQLValue]) -> PostgresQuery {
+        var text = ""
+        var n = 0
+        for c in sql {
+            if c == "?" { n += 1; text += "$\(n)" } else { text.append(c) }
+        }
+        var binds = PostgresBindings(capacity: parameters.count)
+        for p in parameters {
+            switch p {
+            case .int(let v): binds.append(v)
+            case .double(let v): binds.append(v)
+            case .text(let v): binds.append(v)
+            case .null: binds.appendNull()
+            }
+        }
+        return PostgresQuery(unsafeSQL: text, binds: binds)
+    }
+
+    static func rows(_ sequence: PostgresRowSequence) async throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        for try await row in sequence {
+            rows.append(try row.map { cell in
+                guard cell.bytes != nil else { return .null }
+                switch cell.dataType {
+                case .int2, .int4, .int8: return .int(try cell.decode(Int64.self))
+                case .float4, .float8: return .double(try cell.decode(Double.self))
+                case .bool: return .int(try cell.decode(Bool.self) ? 1 : 0)
+                case .void: return .null
+                default: return .text(try cell.decode(String.self))
+                }
+            })
+        }
+        return rows
+    }
+
+    /// Runs `body`; a failure of the connection rather than of the statement becomes
+    /// `DatabaseUnavailable` (its cause kept as words).
+    static func unavailable<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let e as PSQLError {
+            switch e.code {
+            case .server:
+                let state = e.serverInfo?[.sqlState] ?? ""
+                // 08: connection exception; 57: operator intervention (shutdown, restart); 53: out of resources.
+                if state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53") {
+                    throw DatabaseUnavailable(cause: "\(e.serverInfo?[.message] ?? "server error") (\(state))")
+                }
+                throw SQLFailure(message: "\(e.serverInfo?[.message] ?? "server error") (SQLSTATE \(state))", sqlState: state)
+            case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed, .listenFailed:
+                throw DatabaseUnavailable(cause: "\(e.code)")
+            default:
+                throw SQLFailure(message: "\(e.code)", sqlState: nil)
+            }
+        } catch where String(describing: type(of: error)) == "ConnectionPoolError" {
+            // The pool's error type is in a module postgres-nio does not export: no connection could be made or leased.
+            throw DatabaseUnavailable(cause: "no connection (\(error))")
+        }
+    }
+}
+
+/// What PostgreSQL said went wrong with a statement (its SQLSTATE kept as data).
+public struct SQLFailure: Error, CustomStringConvertible {
+    public let message: String
+    public let sqlState: String?
+    public var description: String { "PostgreSQL: \(message)" }
+    /// A unique or primary key was already taken.
+    public var isUniqueViolation: Bool { sqlState == "23505" }
+}

@@ -1,0 +1,57 @@
+/// A value in or out of a SQL database.
+public enum SQLValue: Hashable, Sendable {
+    case int(Int64), double(Double), text(String), null
+
+    public var int: Int64? { if case .int(let v) = self { v } else { nil } }
+    public var double: Double? {
+        switch self { case .double(let v): v; case .int(let v): Double(v); default: nil }
+    }
+    public var text: String? { if case .text(let v) = self { v } else { nil } }
+}
+
+/// What SQL statements run on: a database, or one of its connections inside a transaction.
+/// Statements are written once for every engine: `?` placeholders, and the syntax SQLite and
+/// PostgreSQL share (`ON CONFLICT DO NOTHING`, `RETURNING`).
+public protocol SQLQuerying: Sendable {
+    /// Runs one statement with parameters and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]]
+}
+
+extension SQLQuerying {
+    @discardableResult
+    public func query(_ sql: String) async throws -> [[SQLValue]] { try await query(sql, []) }
+}
+
+/// A database flaphub keeps its store in: SQLite (one file, the default) or PostgreSQL (a
+/// server several flaphub instances share).
+public protocol SQLDatabase: SQLQuerying {
+    /// Where the data is, for the log (never a password).
+    var location: String { get }
+    /// Runs `body` in one transaction on one connection: committed when it returns, rolled
+    /// back when it throws. Transactions that `lock` the same key run one after another, in
+    /// every process that shares the database.
+    func transaction<T: Sendable>(lock: String?, _ body: (any SQLQuerying) async throws -> T) async throws -> T
+    /// Brings the schema to the newest of `migrations` (version 1 first), each once, in order.
+    func migrate(_ migrations: [Migration]) async throws
+}
+
+/// One version of the schema: the statements that bring the version before it to this one.
+public struct Migration: Sendable {
+    public var version: Int
+    public var sqlite: String
+    public var postgres: String
+}
+
+/// The database could not answer (down, unreachable, too slow): the request may be tried again.
+public struct DatabaseUnavailable: Error, CustomStringConvertible {
+    public var cause: String
+    public var description: String { "the database is unavailable: \(cause)" }
+}
+
+extension SQLDatabase {
+    /// A transaction that takes no lock of its own.
+    public func transaction<T: Sendable>(_ body: (any SQLQuerying) async throws -> T) async throws -> T {
+        try await transaction(lock: nil, body)
+    }
+}
