@@ -8,10 +8,10 @@ import FoundationNetworking
 #endif
 
 /// flaphub as a process on loopback: the seed's validation and limits, friends, delivery
-/// status, WebSocket events, and data that survives a restart.
+/// status, WebSocket events, and data that survives a restart; on each store.
 @Suite struct HubAPITests {
-    @Test func sendingFollowsTheRules() async throws {
-        let hub = try HubHarness()
+    @Test(arguments: HubEngine.allCases) func sendingFollowsTheRules(_ engine: HubEngine) async throws {
+        let hub = try HubHarness(engine: engine)
         try await hub.users(["alice", "bob", "eve", "board"], friends: [("alice", "board"), ("eve", "board")])
         try await hub.start()
         func post(_ body: Any, as user: String = "alice") async throws -> (status: Int, json: [String: Any]) {
@@ -63,8 +63,8 @@ import FoundationNetworking
         #expect(blocked.status == 403 && "\(blocked.json)".contains("blocked"))
     }
 
-    @Test func fiftyAnHourThen429WithRetryAfter() async throws {
-        let hub = try HubHarness()
+    @Test(arguments: HubEngine.allCases) func fiftyAnHourThen429WithRetryAfter(_ engine: HubEngine) async throws {
+        let hub = try HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         for i in 0..<50 { _ = try await hub.send("message \(i)", from: "alice", to: "board") }
@@ -82,8 +82,8 @@ import FoundationNetworking
         #expect(inbox?.map { $0["content"] as? String } == ["message 49"])
     }
 
-    @Test func friendsByRequestAndDataSurvivesARestart() async throws {
-        let hub = try HubHarness()
+    @Test(arguments: HubEngine.allCases) func friendsByRequestAndDataSurvivesARestart(_ engine: HubEngine) async throws {
+        let hub = try HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [])
         try await hub.start()
         let asked = try await hub.request("POST", "/api/v1/friends/requests", as: "alice", json: ["to": "board"])
@@ -103,8 +103,8 @@ import FoundationNetworking
         #expect(try await hub.request("GET", "/api/v1/messages/\(messageID)", as: "alice").json["status"] as? String == "delivered")
     }
 
-    @Test(.timeLimit(.minutes(2))) func webSocketEvents() async throws {
-        let hub = try HubHarness()
+    @Test(.timeLimit(.minutes(2)), arguments: HubEngine.allCases) func webSocketEvents(_ engine: HubEngine) async throws {
+        let hub = try HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let seen = Seen()
@@ -147,7 +147,7 @@ import FoundationNetworking
             }
             return true
         }
-        #expect(await wait(for: "board {\"type\":\"pong\"}"))
+        #expect(await wait(for: "board {\"type\":\"pong\"}"), "\(hub.process?.stderr ?? "")")
         #expect(await wait(for: "board {\"code\":\"bad_frame\""))
         #expect(await wait(for: "alice {\"type\":\"authenticated\""))
         let id = try await hub.send("over the socket", from: "alice", to: "board")

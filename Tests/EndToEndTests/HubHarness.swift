@@ -2,12 +2,22 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import PostgresTesting
 import Testing
 
+/// Where a hub keeps its store in a test: a SQLite file of its own, or a database of its own on
+/// the test process's PostgreSQL server.
+enum HubEngine: String, CaseIterable, Sendable {
+    case sqlite, postgres
+}
+
 /// A real flaphub on loopback with its own database, and the users a test needs.
-final class HubHarness {
+final class HubHarness: @unchecked Sendable {  // used by one test at a time
     let directory: String
     let database: String
+    let engine: HubEngine
+    private let config: String
+    private var fixedURL: String?
     private(set) var process: FlapdProcess?
     private(set) var port = 0
     /// Bearer tokens by username.
@@ -17,11 +27,29 @@ final class HubHarness {
         URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flaphub").path
     }
 
-    /// `config`: extra lines of flaphub's config file (limits).
-    init(config: String = "") throws {
+    /// `config`: extra lines of flaphub's config file (limits). `postgres`: the server a
+    /// PostgreSQL store is on (the process's shared one unless given).
+    init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        database = directory + "/hub.db"
+        self.engine = engine
+        self.config = config
+        switch engine {
+        case .sqlite: database = directory + "/hub.db"
+        case .postgres:
+            let server = postgres ?? PostgresServer.shared
+            database = server.address(try server.createDatabase())
+        }
+        try "database: \(database)\n\(config)\n".write(toFile: directory + "/flaphub.yaml", atomically: true, encoding: .utf8)
+    }
+
+    /// Another instance on the same database (PostgreSQL), with the same users; `url`: reached
+    /// there (a proxy) rather than at its own port.
+    init(sharing other: HubHarness, url: String? = nil) throws {
+        fixedURL = url
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        (database, engine, config, tokens) = (other.database, other.engine, other.config, other.tokens)
         try "database: \(database)\n\(config)\n".write(toFile: directory + "/flaphub.yaml", atomically: true, encoding: .utf8)
     }
 
@@ -50,7 +78,11 @@ final class HubHarness {
     func start() async throws {
         let p = try FlapdProcess(["serve", "--port", "\(port)", "--config", directory + "/flaphub.yaml"], executable: Self.executable)
         let pattern = #"flaphub listening on http://[^:]+:(\d+)"#
-        _ = await p.waitUntil { _, e in e.range(of: pattern, options: .regularExpression) != nil }
+        // On PostgreSQL, ready once it also hears the other instances' events.
+        let shared = engine == .postgres
+        _ = await p.waitUntil { _, e in
+            e.range(of: pattern, options: .regularExpression) != nil && (!shared || e.contains("listening for every instance's events"))
+        }
         let found = p.stderr.range(of: pattern, options: .regularExpression).flatMap { Int(p.stderr[$0].split(separator: ":").last!) }
         guard let found else { throw HarnessError("flaphub did not start: \(p.stderr)") }
         port = found
@@ -64,7 +96,7 @@ final class HubHarness {
         process = nil
     }
 
-    var url: String { "http://127.0.0.1:\(port)" }
+    var url: String { fixedURL ?? "http://127.0.0.1:\(port)" }
 
     /// One request to the hub as a user.
     func request(_ method: String, _ path: String, as user: String, json body: Any? = nil) async throws -> (status: Int, json: [String: Any]) {
@@ -89,10 +121,10 @@ final class HubHarness {
     }
 
     /// A flapd config subscribing `board`'s user to this hub.
-    func flapdConfig(board: String, extra: String = "") throws -> String {
+    func flapdConfig(board: String, extra: String = "", url: String? = nil) throws -> String {
         let path = directory + "/flapd-\(UUID().uuidString).yaml"
         try """
-            message_api: { url: "\(url)", token: "\(tokens[board]!)", ping_seconds: 2 }
+            message_api: { url: "\(url ?? self.url)", token: "\(tokens[board]!)", ping_seconds: 2 }
             local_api: { port: 0 }
             sound: { enabled: false }
             timing: { flip_ms: 50, column_stagger_ms: 2, row_stagger_ms: 5 }

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTesting
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a loopback port, started by the test, with
 /// what a test gives it in its config (a password file, a TLS listener); stopped with the test.
@@ -84,19 +85,3 @@ func mqttPublish(port: Int, topic: String, _ payload: String?, options: [String]
     return await pub.waitForExit()
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on now.
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    guard bound else { throw CocoaError(.fileReadUnknown) }
-    return Int(UInt16(bigEndian: address.sin_port))
-}

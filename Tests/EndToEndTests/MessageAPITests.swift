@@ -9,8 +9,8 @@ import Testing
         try FlapdProcess(["run", "--config", config, "--plain", "--no-sound", "--state-dir", state])
     }
 
-    @Test func aMessageFlipsOntoTheBoardAndIsReportedDisplayed() async throws {
-        let hub = try HubHarness()
+    @Test(arguments: HubEngine.allCases) func aMessageFlipsOntoTheBoardAndIsReportedDisplayed(_ engine: HubEngine) async throws {
+        let hub = try HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-msg")
@@ -37,8 +37,8 @@ import Testing
         #expect(!board.stderr.contains(hub.tokens["board"]!), "the token is never logged")
     }
 
-    @Test func whatHappenedWhileTheBoardWasAwayIsCaughtUp() async throws {
-        let hub = try HubHarness()
+    @Test(arguments: HubEngine.allCases) func whatHappenedWhileTheBoardWasAwayIsCaughtUp(_ engine: HubEngine) async throws {
+        let hub = try HubHarness(engine: engine)
         try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-msg")

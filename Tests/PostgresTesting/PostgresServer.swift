@@ -34,7 +34,7 @@ public final class PostgresServer: @unchecked Sendable {
         guard let bin = Self.bin else { throw Failure("PostgreSQL is not installed (./setup --test installs it)") }
         directory = "/tmp/flapboard-pg-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-        port = try Self.freeLoopbackPort()
+        port = try freeLoopbackPort()
         if geteuid() == 0 { try Self.run("/bin/chown", ["postgres:postgres", directory]) }
         try run(bin + "/initdb", ["-D", data, "-U", "flaphub", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"])
         try start()
@@ -114,23 +114,23 @@ public final class PostgresServer: @unchecked Sendable {
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
-    static func freeLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw Failure("cannot find a free loopback port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
         init(_ d: String) { description = d }
     }
+}
+
+/// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw PostgresServer.Failure("cannot find a free loopback port") }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

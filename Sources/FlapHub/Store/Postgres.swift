@@ -42,12 +42,21 @@ public final class PostgresDatabase: SQLDatabase, Service {
         await pool.value
     }
 
+    /// How long a statement or transaction may wait for a connection and its answer: the pool
+    /// itself waits a minute before it gives up on a server that refuses connections.
+    static let deadline = Duration.seconds(5)
+
+    @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
-        try await Self.unavailable { try await Self.rows(self.client.query(Self.statement(sql, parameters), logger: self.logger)) }
+        let (client, logger) = (client, logger)
+        return try await Self.bounded {
+            try await Self.unavailable { try await Self.rows(client.query(Self.statement(sql, parameters), logger: logger)) }
+        }
     }
 
-    public func transaction<T: Sendable>(lock: String? = nil, _ body: (any SQLQuerying) async throws -> T) async throws -> T {
-        try await Self.unavailable {
+    public func transaction<T: Sendable>(lock: String? = nil, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
+        let (client, logger) = (client, logger)
+        return try await Self.bounded { try await Self.unavailable {
             do {
                 return try await client.withTransaction(logger: logger) { connection in
                     let c = Connection(connection: connection, logger: logger)
@@ -58,11 +67,25 @@ public final class PostgresDatabase: SQLDatabase, Service {
                 // The body's own error as it threw it; else why BEGIN, COMMIT or ROLLBACK failed.
                 throw e.closureError ?? e.beginError ?? e.commitError ?? e.rollbackError ?? e
             }
+        } }
+    }
+
+    /// Runs `body` for at most `deadline`; past it, cancels it and throws `DatabaseUnavailable`.
+    static func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                throw DatabaseUnavailable(cause: "no answer within \(deadline)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
         }
     }
 
     /// Versions in `flaphub_schema`; instances that start together migrate one after another.
     public func migrate(_ migrations: [Migration]) async throws {
+        let logger = logger
         try await transaction(lock: "flaphub.migrate") { c in
             try await c.query("CREATE TABLE IF NOT EXISTS flaphub_schema(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
             let current = try await c.query("SELECT coalesce(max(version), 0) FROM flaphub_schema").first?.first?.int ?? 0
@@ -100,6 +123,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
     struct Connection: SQLQuerying {
         let connection: PostgresConnection
         let logger: Logger
+        @discardableResult
         func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
             try await PostgresDatabase.rows(connection.query(PostgresDatabase.statement(sql, parameters), logger: logger))
         }

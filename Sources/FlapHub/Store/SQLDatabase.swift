@@ -31,7 +31,7 @@ public protocol SQLDatabase: SQLQuerying {
     /// Runs `body` in one transaction on one connection: committed when it returns, rolled
     /// back when it throws. Transactions that `lock` the same key run one after another, in
     /// every process that shares the database.
-    func transaction<T: Sendable>(lock: String?, _ body: (any SQLQuerying) async throws -> T) async throws -> T
+    func transaction<T: Sendable>(lock: String?, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T
     /// Brings the schema to the newest of `migrations` (version 1 first), each once, in order.
     func migrate(_ migrations: [Migration]) async throws
 }
@@ -51,7 +51,7 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible {
 
 extension SQLDatabase {
     /// A transaction that takes no lock of its own.
-    public func transaction<T: Sendable>(_ body: (any SQLQuerying) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
         try await transaction(lock: nil, body)
     }
 }

@@ -19,6 +19,7 @@ public final class SQLiteDatabase: SQLDatabase {
         main = try SQLiteConnection(path: path)
     }
 
+    @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) throws(SQLiteError) -> [[SQLValue]] {
         try main.query(sql, parameters)
     }
@@ -26,7 +27,7 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Runs statements without parameters or results.
     public func execute(_ sql: String) throws(SQLiteError) { try main.execute(sql) }
 
-    public func transaction<T: Sendable>(lock: String? = nil, _ body: (any SQLQuerying) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(lock: String? = nil, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
         let connection = try idle.withLock { $0.popLast() } ?? SQLiteConnection(path: path)
         defer { idle.withLock { if $0.count < 4 { $0.append(connection) } } }
         try connection.execute("BEGIN IMMEDIATE")

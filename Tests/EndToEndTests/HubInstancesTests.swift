@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import PostgresTesting
+import Synchronization
+import Testing
+import WSClient
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Several flaphub instances on one PostgreSQL database: events cross instances once, the rate
+/// limit is one, a killed instance or database loses no accepted message.
+@Suite(.serialized) struct HubInstancesTests {
+    @Test(.timeLimit(.minutes(5))) func eventsCrossInstancesOnceAndTheLimitIsOne() async throws {
+        let a = try HubHarness(config: "messages_per_hour: 12", engine: .postgres)
+        try await a.users(["alice", "carol", "board"], friends: [("alice", "board"), ("carol", "board")])
+        let b = try HubHarness(sharing: a)
+        try await a.start()
+        try await b.start()
+        // The board has a socket on each instance; alice hers on B.
+        let boardOnA = SocketWatch(port: a.port, token: a.tokens["board"]!, displays: true)
+        let boardOnB = SocketWatch(port: b.port, token: a.tokens["board"]!, displays: false)
+        let alice = SocketWatch(port: b.port, token: a.tokens["alice"]!, displays: false)
+        defer { boardOnA.stop(); boardOnB.stop(); alice.stop() }
+        for s in [boardOnA, boardOnB, alice] { #expect(await s.wait { $0.contains("\"type\":\"authenticated\"") }) }
+
+        let first = try await a.send("across", from: "alice", to: "board")
+        #expect(await boardOnB.wait { $0.contains("\"messageID\":\"\(first)\"") && $0.contains("message.new") })
+        #expect(await alice.wait { $0.contains("message.displayed") && $0.contains(first) })
+        // A second message, sent on B, settles everything the first could still cause.
+        let second = try await b.send("again", from: "alice", to: "board")
+        #expect(await alice.wait { $0.contains("message.displayed") && $0.contains(second) })
+        func count(_ s: SocketWatch, _ type: String, _ id: String) -> Int { s.frames.filter { $0.contains(type) && $0.contains(id) }.count }
+        #expect(count(boardOnA, "message.new", first) == 1 && count(boardOnB, "message.new", first) == 1)
+        #expect(count(alice, "message.delivered", first) == 1, "\(alice.frames)")
+        #expect(count(alice, "message.displayed", first) == 1)
+        for hub in [a, b] {
+            #expect(try await hub.request("GET", "/api/v1/messages/\(first)", as: "alice").json["status"] as? String == "displayed")
+        }
+
+        // 30 sends of carol at once, every other one to each instance: 12 an hour, in all.
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<30 {
+                let hub = i % 2 == 0 ? a : b
+                group.addTask { try await hub.request("POST", "/api/v1/messages", as: "carol", json: ["recipients": ["board"], "content": "race \(i)"]).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 201 }.count == 12 && statuses.filter { $0 == 429 }.count == 18, "\(statuses)")
+    }
+
+    /// Boards reach two instances through nginx (the README's example); the one that holds the
+    /// board's socket is killed while messages flow. The board reconnects to the other and ends
+    /// on the last message accepted.
+    @Test(.timeLimit(.minutes(5))) func aKilledInstanceLosesNothing() async throws {
+        let a = try HubHarness(engine: .postgres)
+        try await a.users(["alice", "board"], friends: [("alice", "board")])
+        let b = try HubHarness(sharing: a)
+        try await a.start()
+        try await b.start()
+        let nginx = try await NginxProxy(upstreams: [a.port, b.port])
+        let state = try scratchDirectory("flap-pg")
+        let board = try FlapdProcess(["run", "--config", try a.flapdConfig(board: "board", url: nginx.url), "--plain", "--no-sound", "--state-dir", state])
+        defer { board.terminate() }
+        #expect(await board.waitForLog("message API connected"), "\(board.stderr)")
+        let holder = [a, b].first { $0.process?.stderr.contains("socket authenticated") == true }
+        let other = try #require(holder === a ? b : a)
+        let proxied = try HubHarness(sharing: a, url: nginx.url)
+        var accepted: [String] = []
+        for i in 1...24 {
+            if i == 9, let p = holder?.process { kill(p.pid, SIGKILL); _ = await p.waitForExit() }
+            // A sender retries what was not accepted (502: the instance went with the request).
+            for _ in 0..<200 {
+                let answer = try? await proxied.request("POST", "/api/v1/messages", as: "alice", json: ["recipients": ["board"], "content": "message \(i)"])
+                if answer?.status == 201 { accepted.append("message \(i)"); break }
+            }
+        }
+        #expect(accepted.count == 24)
+        #expect(await board.waitForFrame { words($0) == ["MESSAGE 24"] }, "\(board.stdout.suffix(2000))\n\(board.stderr)")
+        #expect(board.stderr.components(separatedBy: "message API connected").count - 1 >= 2)
+        #expect(other.process?.stderr.contains("socket authenticated") == true)
+    }
+
+    /// The database stops at once (as in a crash) while messages are sent, then comes back: the
+    /// hub answers 503 with Retry-After meanwhile, never 500, never exits, and the board ends on
+    /// the last message.
+    @Test(.timeLimit(.minutes(6))) func aKilledDatabaseLosesNothing() async throws {
+        let server = try PostgresServer()
+        let hub = try HubHarness(engine: .postgres, postgres: server)
+        try await hub.users(["alice", "board"], friends: [("alice", "board")])
+        try await hub.start()
+        let state = try scratchDirectory("flap-pg")
+        let board = try FlapdProcess(["run", "--config", try hub.flapdConfig(board: "board"), "--plain", "--no-sound", "--state-dir", state])
+        defer { board.terminate() }
+        #expect(await board.waitForLog("message API connected"))
+        var statuses: [Int: Int] = [:]
+        var retryAfter: Set<String> = []
+        /// Sends one message as a client does: again after the Retry-After of a 503, until accepted.
+        func send(_ content: String) async throws {
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline {
+                var request = URLRequest(url: URL(string: hub.url + "/api/v1/messages")!)
+                request.httpMethod = "POST"
+                request.setValue("Bearer \(hub.tokens["alice"]!)", forHTTPHeaderField: "Authorization")
+                request.httpBody = try JSONSerialization.data(withJSONObject: ["recipients": ["board"], "content": content])
+                let (data, response) = try await URLSession.shared.data(for: request)
+                let http = response as! HTTPURLResponse
+                statuses[http.statusCode, default: 0] += 1
+                if http.statusCode == 201 { return }
+                guard http.statusCode == 503 else { Issue.record("\(http.statusCode): \(String(decoding: data, as: UTF8.self))"); return }
+                #expect(String(decoding: data, as: UTF8.self).contains("the database is unavailable"))
+                let wait = http.value(forHTTPHeaderField: "Retry-After") ?? "none"
+                retryAfter.insert(wait)
+                try await Task.sleep(for: .seconds(Int(wait) ?? 1))  // the client's part of the protocol, not a synchronisation
+            }
+            Issue.record("'\(content)' was not accepted within 120 s")
+        }
+        for i in 1...4 { try await send("message \(i)") }
+        server.stop(mode: "immediate")
+        let down = try await hub.request("POST", "/api/v1/messages", as: "alice", json: ["recipients": ["board"], "content": "while down"])
+        #expect(down.status == 503, "\(down)")
+        try server.start()
+        for i in 5...12 { try await send("message \(i)") }
+        #expect(Set(statuses.keys).isSubset(of: [201, 503]), "\(statuses)\n\(hub.process?.stderr ?? "")")
+        #expect(statuses[201] == 12 && retryAfter.isSubset(of: ["1"]), "\(statuses) \(retryAfter)")
+        #expect(await board.waitForFrame { words($0) == ["MESSAGE 12"] }, "\(board.stdout.suffix(2000))\n\(board.stderr)")
+        #expect(hub.process?.stderr.contains("lost the event channel") == true)
+        #expect(kill(hub.process!.pid, 0) == 0, "the hub is still running")
+    }
+}
+
+/// One WebSocket client of flaphub: authenticates, keeps every frame, and (when `displays`)
+/// reports each new message displayed.
+final class SocketWatch: Sendable {
+    private let seen = Seen()
+    private let task: Task<Void, any Error>
+    private let signal: AsyncStream<Void>.Continuation
+    private let changes: AsyncStream<Void>
+
+    init(port: Int, token: String, displays: Bool) {
+        let (changes, signal) = AsyncStream.makeStream(of: Void.self)
+        (self.changes, self.signal) = (changes, signal)
+        let seen = self.seen
+        task = Task {
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws", logger: Logger(label: "test")) { inbound, outbound, _ in
+                try await outbound.write(.text(#"{"type":"authenticate","token":"\#(token)"}"#))
+                for try await m in inbound.messages(maxSize: 1 << 16) {
+                    guard case .text(let t) = m else { continue }
+                    seen.all.withLock { $0.append(t) }
+                    signal.yield()
+                    if displays, t.contains("message.new"), let id = t.firstMatch(of: /"messageID":"([^"]+)"/)?.1 {
+                        try await outbound.write(.text(#"{"type":"message.displayed","messageID":"\#(id)"}"#))
+                    }
+                }
+            }
+        }
+    }
+
+    var frames: [String] { seen.all.withLock { $0 } }
+
+    /// Whether a frame satisfying `condition` came (now or later); false once the socket ends.
+    func wait(_ condition: (String) -> Bool) async -> Bool {
+        var iterator = changes.makeAsyncIterator()
+        while !frames.contains(where: condition) {
+            guard await iterator.next() != nil else { return false }
+        }
+        return true
+    }
+
+    func stop() { task.cancel(); signal.finish() }
+}
