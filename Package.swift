@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "flapd", targets: ["flapd"]),
         .executable(name: "flapbench", targets: ["flapbench"]),
+        .executable(name: "hubbench", targets: ["hubbench"]),
         .executable(name: "flaphub", targets: ["flaphub"]),
         .executable(name: "flapserial", targets: ["flapserial"]),
         .executable(name: "flapgpio", targets: ["flapgpio"]),
@@ -161,6 +162,19 @@ let package = Package(
             ]
         ),
 
+        // flaphub at scale: SQLite and PostgreSQL, one and two instances, many boards and senders.
+        .executableTarget(
+            name: "hubbench",
+            dependencies: [
+                "FlapHub", "PostgresTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+
         // Unit tests, one target per module.
         .testTarget(name: "FlapCoreTests", dependencies: ["FlapCore"]),
         .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
@@ -193,7 +207,7 @@ let package = Package(
 )
 
 if !withHub {
-    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests", "PostgresTesting"]
+    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests", "PostgresTesting", "hubbench"]
     package.products.removeAll { hub.contains($0.name) }
     package.targets.removeAll { hub.contains($0.name) }
     package.dependencies.removeAll { dependency in

@@ -23,7 +23,7 @@ public final class Hub: Sendable {
     let maxBody = 64 * 1024
     let maxFrame = 64 * 1024
     /// Connections in all and per client, and the first head's deadline.
-    let doorLimits = DoorLimits()
+    let doorLimits: DoorLimits
     /// Header limits, keep-alive idle time, WebSocket frame size.
     var webSocketConfiguration: HTTP1WebSocketUpgradeChannel.Configuration {
         .init(http1: .init(idleTimeout: .seconds(30),
@@ -39,6 +39,10 @@ public final class Hub: Sendable {
         self.store = store
         relay = (store.db as? PostgresDatabase).map { PostgresRelay(database: $0, logger: logger) }
         self.limits = limits
+        var door = DoorLimits()
+        door.maxConnections = limits.maxConnections
+        door.maxConnectionsPerClient = limits.maxConnectionsPerClient
+        doorLimits = door
         self.logger = logger
         self.now = now
     }

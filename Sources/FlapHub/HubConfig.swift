@@ -4,8 +4,8 @@ import Yams
 
 /// flaphub's config file (YAML): `database` (a SQLite file, or `postgres://user@host:port/name`
 /// with its password in `database_password_file` or `database_password_env`), `bind`, `port`,
-/// and the limits `message_ttl_seconds` (default 48 h) and `messages_per_hour` (default 50, per
-/// sender).
+/// and the limits `message_ttl_seconds` (default 48 h), `messages_per_hour` (default 50, per
+/// sender), `max_connections` (256) and `max_connections_per_client` (32).
 public struct HubConfig: Sendable, Equatable {
     public var database = "flaphub.db"
     /// Where PostgreSQL's password is: a file (mode 600 or stricter) or an environment variable.
@@ -39,11 +39,14 @@ public struct HubConfig: Sendable, Equatable {
                 if let n = v.int, (1...172_800).contains(n) { config.limits.messageTTL = Double(n) } else {
                     problems.append("message_ttl_seconds: '\(v.string ?? "?")' is outside 1…172800 \(line)")
                 }
+            case "max_connections", "max_connections_per_client":
+                guard let n = v.int, (1...100_000).contains(n) else { problems.append("\(key): '\(v.string ?? "?")' is outside 1…100000 \(line)"); continue }
+                if key == "max_connections" { config.limits.maxConnections = n } else { config.limits.maxConnectionsPerClient = n }
             case "messages_per_hour":
                 if let n = v.int, (1...1_000_000).contains(n) { config.limits.messagesPerHour = n } else {
                     problems.append("messages_per_hour: '\(v.string ?? "?")' is outside 1…1000000 \(line)")
                 }
-            default: problems.append("\(key): unknown key (known here: bind, database, database_password_env, database_password_file, message_ttl_seconds, messages_per_hour, port) \(line)")
+            default: problems.append("\(key): unknown key (known here: bind, database, database_password_env, database_password_file, max_connections, max_connections_per_client, message_ttl_seconds, messages_per_hour, port) \(line)")
             }
         }
         if root != nil, root?.mapping == nil { problems.append("expected a mapping of keys") }
@@ -83,5 +86,9 @@ public struct HubLimits: Sendable, Equatable {
     /// Seconds a message lives after it was sent (48 h, as the seed says; shorter for tests).
     public var messageTTL: Double = 48 * 3600
     public var messagesPerHour = MessageRules.sendsPerHour
+    /// Connections open at once, in all and from one address (a board is one; behind a reverse
+    /// proxy every connection comes from the proxy's address).
+    public var maxConnections = 256
+    public var maxConnectionsPerClient = 32
     public init() {}
 }

@@ -90,9 +90,9 @@ extension HubStore {
     public func markDelivered(_ ids: [String], now: Double) async throws -> [Message] {
         var marked: [Message] = []
         for id in ids where Self.isID(id) {
-            let changed = try await db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING id",
-                                             [.double(now), .text(id.lowercased()), .double(now)])
-            if !changed.isEmpty, let m = try await message(id, now: now) { marked.append(m) }
+            let rows = try await db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING \(Self.columns)",
+                                          [.double(now), .text(id.lowercased()), .double(now)])
+            marked += rows.map(Self.message)
         }
         return marked
     }
@@ -118,18 +118,25 @@ extension HubStore {
     }
 
     private func messages(_ clause: String, _ p: [SQLValue]) async throws -> [Message] {
-        try await db.query("SELECT \(Self.columns) FROM messages \(clause)", p).map { r in
+        try await db.query("SELECT \(Self.columns) FROM messages \(clause)", p).map(Self.message)
+    }
+
+    /// A message from a row of `columns`.
+    static func message(_ r: [SQLValue]) -> Message {
             Message(id: r[0].text!, senderID: r[1].text!, recipientID: r[2].text!, content: r[3].text!,
                     contentType: InboxMessage.ContentType(rawValue: r[4].text!) ?? .text, createdAt: r[5].double!,
                     unlockAt: r[6].double, expiresAt: r[7].double!, deliveredAt: r[8].double, displayedAt: r[9].double,
                     options: r[10].text.flatMap { try? JSONDecoder().decode(MessageOptions.self, from: Data($0.utf8)) } ?? MessageOptions())
-        }
     }
 
     /// The message as the API writes it.
     public func api(_ m: Message) async throws -> APIMessage {
-        let sender = try await user(m.senderID)
-        return APIMessage(id: m.id, senderID: m.senderID, senderUsername: sender?.username ?? "?",
+        Self.api(m, sender: try await user(m.senderID))
+    }
+
+    /// The message as the API writes it, its sender known.
+    static func api(_ m: Message, sender: User?) -> APIMessage {
+        APIMessage(id: m.id, senderID: m.senderID, senderUsername: sender?.username ?? "?",
                           senderDisplayName: sender?.displayName, recipientID: m.recipientID, content: m.content,
                           contentType: m.contentType, timestamp: m.createdAt, unlockAt: m.unlockAt,
                           expiresAt: m.expiresAt, status: m.status, transition: m.options.transition, arriveAt: m.options.arriveAt,

@@ -5,10 +5,14 @@ import ServiceLifecycle
 
 /// What one instance tells every instance: a frame for a user's connections, or a new message
 /// for its recipient's (each instance sends it to the connections it holds, and the first to
-/// deliver it marks it delivered). Small, so it fits PostgreSQL's 8000-byte notification.
+/// deliver it marks it delivered), with its `message.new` frame when that is small enough: a
+/// notification holds at most 8000 bytes.
 enum RelayEvent: Sendable, Equatable, Codable {
     case frame(user: String, text: String)
-    case message(id: String, recipient: String)
+    case message(id: String, recipient: String, frame: String?)
+
+    /// The largest frame a message event carries (PostgreSQL's limit, less the event around it).
+    static let maxFrame = 7000
 
     var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
     static func decode(_ text: String) -> RelayEvent? { try? JSONDecoder().decode(RelayEvent.self, from: Data(text.utf8)) }
@@ -74,13 +78,25 @@ extension Hub {
         switch event {
         case .frame(let user, let text):
             await sockets.send(text, to: user)
-        case .message(let id, let recipient):
+        case .message(let id, let recipient, let frame):
             guard await sockets.has(recipient) else { return }
             do {
                 let t = now()
-                guard let m = try await store.message(id, now: t) else { return }
-                if await sockets.send(WireFrame.new(try await store.api(m)).text, to: recipient) > 0 {
+                var text = frame
+                if text == nil {
+                    guard let m = try await store.message(id, now: t) else { return }
+                    text = WireFrame.new(try await store.api(m)).text
+                }
+                guard await sockets.send(text!, to: recipient) > 0 else { return }
+                if relay == nil {
                     try await delivered(try await store.markDelivered([id], now: t))
+                } else {
+                    // The next event need not wait for the sender to hear "delivered".
+                    Task { [self] in
+                        do { try await delivered(try await store.markDelivered([id], now: t)) } catch {
+                            logger.warning("could not mark message \(id) delivered: \(error)")
+                        }
+                    }
                 }
             } catch {
                 logger.warning("could not pass message \(id) on: \(error)")

@@ -1,0 +1,197 @@
+import ArgumentParser
+import AsyncHTTPClient
+import FlapHub
+import Foundation
+import Logging
+import NIOCore
+import PostgresTesting
+import Synchronization
+import WSClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// flaphub at scale, on loopback only and bounded in count and time: accepted messages per
+/// second and POST → board-received latency with `boards` WebSocket clients connected and
+/// `senders` sending at once, for SQLite (one instance) and PostgreSQL (one and two instances)
+/// in one run, and each instance's memory per connected board. The PostgreSQL server is one
+/// made for the run (Debian's packages, as the tests make it).
+@main
+struct HubBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hubbench", abstract: "flaphub at scale: SQLite and PostgreSQL, one and two instances, many boards and senders.")
+    @Option(help: "Boards connected by WebSocket.") var boards = 1000
+    @Option(help: "Senders posting at once (each to the boards it is a friend of).") var senders = 100
+    @Option(help: "Seconds each store is loaded.") var seconds = 10.0
+
+    func run() async throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let flaphub = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flaphub").path
+        print("== flaphub at scale: \(boards) boards, \(senders) senders, \(Int(seconds)) s each, loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+        let postgres = try PostgresServer()
+        var rates: [String: Double] = [:]
+        for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)] {
+            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds,
+                                    database: usePostgres ? postgres.address(try postgres.createDatabase()) : nil, instances: instances)
+            let r = try await scenario.run()
+            rates[label] = r.rate
+            let line = String(format: "%-24@ %7.0f accepted/s  p50 %6.1f ms  p99 %6.1f ms  received %d of %d  %5.1f KiB RSS per board",
+                              label as NSString, r.rate, r.p50, r.p99, r.received, r.accepted, r.kibPerBoard)
+            print(line)
+        }
+        if let base = rates["SQLite, 1 instance"], base > 0, let two = rates["PostgreSQL, 2 instances"], let one = rates["PostgreSQL, 1 instance"] {
+            print(String(format: "PostgreSQL 2 instances / SQLite 1 instance: %.2f×  (1 instance: %.2f×; the goal is ≥ 3×)", two / base, one / base))
+        }
+    }
+}
+
+/// One store's run: its instances, boards connected, senders sending for a while.
+struct Scenario {
+    let flaphub: String, boards: Int, senders: Int, seconds: Double
+    /// PostgreSQL's address, or nil for a SQLite file.
+    let database: String?
+    let instances: Int
+
+    struct Result { var rate: Double, p50: Double, p99: Double, received: Int, accepted: Int, kibPerBoard: Double }
+
+    func run() async throws -> Result {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hubbench-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var config = HubConfig()
+        config.database = database ?? dir + "/hub.db"
+        // Users: sender i is a friend of the boards b with b % senders == i.
+        let store = try await HubStore(try config.openDatabase(logger: Logger(label: "hubbench")))
+        var boardTokens: [String] = [], senderTokens: [String] = [], senderIDs: [String] = [], boardNames: [String] = []
+        for i in 0..<senders { let (u, t) = try await store.addUser("s\(i)", now: 0); senderIDs.append(u.id); senderTokens.append(t) }
+        for b in 0..<boards {
+            let (u, t) = try await store.addUser("b\(b)", now: 0)
+            boardTokens.append(t); boardNames.append(u.username)
+            try await store.befriend(senderIDs[b % senders], u.id, now: 0)
+        }
+        if let pg = store.db as? PostgresDatabase { await pg.close() }
+
+        var ports: [Int] = [], processes: [Process] = []
+        defer { for p in processes { p.terminate(); p.waitUntilExit() } }
+        for _ in 0..<instances {
+            let port = try freeLoopbackPort()
+            try """
+                database: \(config.database)
+                port: \(port)
+                messages_per_hour: 1000000
+                max_connections: 20000
+                max_connections_per_client: 20000
+                """.write(toFile: dir + "/hub-\(port).yaml", atomically: true, encoding: .utf8)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: flaphub)
+            p.arguments = ["serve", "--config", dir + "/hub-\(port).yaml", "--log-level", "error"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            processes.append(p)
+            ports.append(port)
+        }
+        for port in ports { try await waitUntilListening(port) }
+        let rssBefore = processes.map { rss($0.processIdentifier) }.reduce(0, +)
+
+        // Boards: each on instance b % instances; a message's latency is taken when it arrives.
+        let shared = Shared()
+        let boardTasks = (0..<boards).map { b in
+            let url = "ws://127.0.0.1:\(ports[b % instances])/ws", token = boardTokens[b]
+            return Task {
+                try await WebSocketClient.connect(url: url, logger: Logger(label: "board")) { inbound, outbound, _ in
+                    try await outbound.write(.text(#"{"type":"authenticate","token":"\#(token)"}"#))
+                    for try await m in inbound.messages(maxSize: 1 << 16) {
+                        guard case .text(let t) = m else { continue }
+                        if t.contains("\"authenticated\"") { shared.authenticated.add(1, ordering: .relaxed) }
+                        guard let content = t.firstMatch(of: /"content":"(M\d+)"/)?.1 else { continue }
+                        let now = DispatchTime.now().uptimeNanoseconds
+                        if let start = shared.sent.withLock({ $0[String(content)] }) {
+                            shared.latencies.withLock { $0.append(Double(now - start) / 1e6) }
+                        }
+                    }
+                }
+            }
+        }
+        defer { boardTasks.forEach { $0.cancel() } }
+        let connectDeadline = Date().addingTimeInterval(120)
+        while shared.authenticated.load(ordering: .relaxed) < boards, Date() < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        let connected = shared.authenticated.load(ordering: .relaxed)
+        let rssAfter = processes.map { rss($0.processIdentifier) }.reduce(0, +)
+
+        // Senders: each posts to its boards in turn until the time is up.
+        var http = HTTPClient.Configuration()
+        http.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: senders)
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+        let end = Date().addingTimeInterval(seconds)
+        let accepted = await withTaskGroup(of: Int.self) { group in
+            for s in 0..<senders {
+                let port = ports[s % instances], token = senderTokens[s]
+                let mine = stride(from: s, to: boards, by: senders).map { boardNames[$0] }
+                group.addTask {
+                    var ok = 0, turn = 0
+                    while Date() < end, !mine.isEmpty {
+                        let content = "M\(shared.counter.add(1, ordering: .relaxed).newValue)"
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/messages")
+                        request.method = .POST
+                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(string: #"{"recipients":["\#(mine[turn % mine.count])"],"content":"\#(content)"}"#))
+                        turn += 1
+                        shared.sent.withLock { $0[content] = DispatchTime.now().uptimeNanoseconds }
+                        if let r = try? await client.execute(request, timeout: .seconds(30)) {
+                            if r.status.code == 201 { ok += 1 }
+                            _ = try? await r.body.collect(upTo: 1 << 16)
+                        }
+                    }
+                    return ok
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        let elapsed = seconds + max(0, -end.timeIntervalSinceNow)
+        // What is still on its way arrives within a few seconds, or is counted as not received.
+        let settle = Date().addingTimeInterval(10)
+        while shared.latencies.withLock({ $0.count }) < accepted, Date() < settle { try await Task.sleep(for: .milliseconds(50)) }
+        try await client.shutdown()
+        let sorted = shared.latencies.withLock { $0 }.sorted()
+        func pct(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        if connected < boards { print("  (only \(connected) of \(boards) boards connected)") }
+        return Result(rate: Double(accepted) / elapsed, p50: pct(0.5), p99: pct(0.99), received: sorted.count, accepted: accepted,
+                      kibPerBoard: connected > 0 ? Double(rssAfter - rssBefore) / 1024 / Double(connected) : .nan)
+    }
+
+    /// What the boards and senders share.
+    final class Shared: Sendable {
+        let sent = Mutex<[String: UInt64]>([:])
+        let latencies = Mutex<[Double]>([])
+        let authenticated = Atomic<Int>(0)
+        let counter = Atomic<Int>(0)
+    }
+
+    func waitUntilListening(_ port: Int) async throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_addr.s_addr = inet_addr("127.0.0.1")
+            a.sin_port = UInt16(port).bigEndian
+            let ok = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 } }
+            close(fd)
+            if ok { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ValidationError("flaphub did not listen on \(port)")
+    }
+
+    /// A process's resident memory in bytes.
+    func rss(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let kib = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return kib * 1024
+    }
+}
