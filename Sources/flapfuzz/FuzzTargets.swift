@@ -35,6 +35,8 @@ enum FuzzTargets {
             _ = try? SendRequest.read(object, now: 1_800_000_000, ttl: 172_800)
         },
         "hub-frame": { bytes in _ = Hub.frame(String(decoding: bytes, as: UTF8.self)) },
+        // flaphub's `database` value when it names PostgreSQL.
+        "hub-database": { bytes in _ = PostgresSettings.parse(String(decoding: bytes, as: UTF8.self)) },
         // What modules send back: the splitflap display's frames and flapbus controllers'
         // replies, as raw bytes and framed with a valid CRC (so the fuzzer reaches the fields).
         "splitflap": { bytes in

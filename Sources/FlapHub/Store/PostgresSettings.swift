@@ -32,7 +32,9 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `postgres://user@host:port/name?sslmode=disable|prefer|require`; the problem in words.
     public static func parse(_ address: String) -> Result<PostgresSettings, HubError> {
-        func bad(_ why: String) -> Result<PostgresSettings, HubError> { .failure(HubError(1, "database: '\(address)': \(why)")) }
+        // The address as it may be shown: a password in it (refused) is never repeated.
+        let shown = address.replacingOccurrences(of: #"(://[^:/@]*):[^@/]*@"#, with: "$1:***@", options: .regularExpression)
+        func bad(_ why: String) -> Result<PostgresSettings, HubError> { .failure(HubError(1, "database: '\(shown)': \(why)")) }
         guard let url = URLComponents(string: address), let host = url.host, !host.isEmpty else {
             return bad("expected postgres://user@host:port/database")
         }

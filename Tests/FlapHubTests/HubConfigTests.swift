@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+import Testing
+@testable import FlapHub
+
+/// flaphub's config: the PostgreSQL address and its password, connection limits; every
+/// problem named with its key.
+@Suite struct HubConfigTests {
+    func load(_ text: String) throws -> HubConfig {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hub-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return try HubConfig.load(file: path)
+    }
+
+    func problem(_ text: String) -> String {
+        do { _ = try load(text); return "" } catch { return "\(error)" }
+    }
+
+    @Test func aPostgresAddressAndTheLimits() throws {
+        let c = try load("database: postgres://hub@db.example:6543/boards?sslmode=require&connections=50\nmax_connections: 4000\nmax_connections_per_client: 3000\n")
+        let s = try PostgresSettings.parse(c.database).get()
+        #expect(s.host == "db.example" && s.port == 6543 && s.username == "hub" && s.database == "boards" && s.tls == .require && s.maxConnections == 50)
+        #expect(s.description == "postgres://hub@db.example:6543/boards?sslmode=require")
+        #expect(c.limits.maxConnections == 4000 && c.limits.maxConnectionsPerClient == 3000)
+    }
+
+    @Test func hostileValuesAreNamed() {
+        #expect(problem("database: postgres://hub:secret@db/x\n").contains("a password in the address"))
+        #expect(!problem("database: postgres://hub:secret@db/x\n").contains("secret@"), "the password is not repeated")
+        #expect(problem("database: postgres://db/x?sslmode=maybe\n").contains("sslmode 'maybe'"))
+        #expect(problem("database: postgres://db/x?connections=0\n").contains("connections must be 1…200"))
+        #expect(problem("database: postgres://db/x?timeout=1\n").contains("unknown parameter 'timeout'"))
+        #expect(problem("database: postgres:///x\n").contains("expected postgres://user@host:port/database"))
+        #expect(problem("max_connections: 0\n").contains("max_connections: '0' is outside 1…100000 (line 1)"))
+        #expect(problem("database_password_env: ''\n").contains("database_password_env"))
+    }
+
+    @Test func thePasswordFileMustBePrivate() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pw-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try "hunter2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+        var c = try load("database: postgres://hub@127.0.0.1/x\ndatabase_password_file: \(file)\n")
+        #expect(throws: HubError.self) { _ = try c.openDatabase(logger: Logger(label: "test")) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        #expect(try c.openDatabase(logger: Logger(label: "test")).location == "postgres://hub@127.0.0.1:5432/x?sslmode=prefer")
+        c.passwordFile = nil
+        c.passwordEnv = "FLAPHUB_TEST_UNSET_\(UUID().uuidString.prefix(6))"
+        #expect(throws: HubError.self) { _ = try c.openDatabase(logger: Logger(label: "test")) }
+    }
+}
