@@ -29,7 +29,7 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
 
     /// `config`: extra lines of flaphub's config file (limits). `postgres`: the server a
     /// PostgreSQL store is on (the process's shared one unless given).
-    init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil) throws {
+    init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil, wait: Int = 120) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.engine = engine
@@ -38,7 +38,7 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
         case .sqlite: database = directory + "/hub.db"
         case .postgres:
             let server = postgres ?? PostgresServer.shared
-            database = server.address(try server.createDatabase())
+            database = server.address(try server.createDatabase(), wait: wait)
         }
         try "database: \(database)\n\(config)\n".write(toFile: directory + "/flaphub.yaml", atomically: true, encoding: .utf8)
     }

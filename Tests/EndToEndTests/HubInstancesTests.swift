@@ -86,7 +86,7 @@ import FoundationNetworking
     /// the last message.
     @Test(.timeLimit(.minutes(6))) func aKilledDatabaseLosesNothing() async throws {
         let server = try PostgresServer()
-        let hub = try HubHarness(engine: .postgres, postgres: server)
+        let hub = try HubHarness(engine: .postgres, postgres: server, wait: 5)  // the 503 within 5 s is what is tested
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-pg")

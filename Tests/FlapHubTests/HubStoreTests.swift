@@ -14,7 +14,7 @@ enum Engine: String, CaseIterable, Sendable {
     func store() async throws -> HubStore {
         switch self {
         case .sqlite: try await HubStore(path: temporaryDatabase())
-        case .postgres: try await HubStore(try postgres(PostgresServer.shared.createDatabase()))
+        case .postgres: try await HubStore(try postgres(await PostgresServer.sharedServer().newDatabase()))
         }
     }
 
@@ -34,7 +34,7 @@ func temporaryDatabase() -> String {
     }
 
     @Test(arguments: Engine.allCases) func usersFriendsAndMessagesSurviveAReopen(_ engine: Engine) async throws {
-        let path = engine == .sqlite ? temporaryDatabase() : try PostgresServer.shared.createDatabase()
+        let path = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
         func open() async throws -> HubStore { engine == .sqlite ? try await HubStore(path: path) : try await HubStore(try engine.postgres(path)) }
         let (alice, token) = try await open().addUser("alice", now: 1)
         do {
@@ -175,7 +175,7 @@ func temporaryDatabase() -> String {
     static let version1 = HubSchema.migrations.filter { $0.version == 1 }
 
     @Test(arguments: Engine.allCases) func aVersionOneDatabaseGainsMessageOptionsAndKeepsItsMessages(_ engine: Engine) async throws {
-        let name = engine == .sqlite ? temporaryDatabase() : try PostgresServer.shared.createDatabase()
+        let name = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
         func database() throws -> any SQLDatabase { engine == .sqlite ? try SQLiteDatabase(path: name) : try engine.postgres(name) }
         defer { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
         do {
@@ -205,7 +205,7 @@ func temporaryDatabase() -> String {
 
     /// Four instances start at once on a new PostgreSQL database: each version runs once.
     @Test func instancesStartingTogetherMigrateOnce() async throws {
-        let name = try PostgresServer.shared.createDatabase()
+        let name = try await PostgresServer.sharedServer().newDatabase()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()

@@ -71,8 +71,21 @@ public final class PostgresServer: @unchecked Sendable {
         try run(Self.bin! + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "flaphub", "-d", database, "-v", "ON_ERROR_STOP=1", "-tAc", sql])
     }
 
-    /// flaphub's `database` address of one of its databases.
-    public func address(_ database: String) -> String { "postgres://flaphub@127.0.0.1:\(port)/\(database)?sslmode=disable" }
+    /// flaphub's `database` address of one of its databases. `wait`: how long a statement may
+    /// wait (generous by default: a loaded test machine is slow, not down).
+    public func address(_ database: String, wait: Int = 120) -> String {
+        "postgres://flaphub@127.0.0.1:\(port)/\(database)?sslmode=disable&wait=\(wait)"
+    }
+
+    /// The shared server, made off the cooperative pool (making it blocks for a second or two).
+    public static func sharedServer() async -> PostgresServer {
+        await withCheckedContinuation { c in DispatchQueue.global().async { c.resume(returning: shared) } }
+    }
+
+    /// `createDatabase()` off the cooperative pool (it waits for psql).
+    public func newDatabase() async throws -> String {
+        try await withCheckedThrowingContinuation { c in DispatchQueue.global().async { c.resume(with: Result { try self.createDatabase() }) } }
+    }
 
     /// The server's log so far.
     public var log: String { (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? "" }

@@ -24,6 +24,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
         let client = PostgresClient(configuration: c, backgroundLogger: logger)
         self.client = client
         self.logger = logger
+        deadline = settings.wait
         location = settings.description
         pool = Task { await client.run() }
     }
@@ -42,21 +43,22 @@ public final class PostgresDatabase: SQLDatabase, Service {
         await pool.value
     }
 
-    /// How long a statement or transaction may wait for a connection and its answer: the pool
-    /// itself waits a minute before it gives up on a server that refuses connections.
-    static let deadline = Duration.seconds(5)
+    /// How long a statement or transaction may wait for a connection and its answer (the
+    /// address's `wait`, 5 s): the pool itself waits a minute before it gives up on a server
+    /// that refuses connections.
+    let deadline: Duration
 
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
         let (client, logger) = (client, logger)
-        return try await Self.bounded {
+        return try await Self.bounded(deadline) {
             try await Self.unavailable { try await Self.rows(client.query(Self.statement(sql, parameters), logger: logger)) }
         }
     }
 
     public func transaction<T: Sendable>(lock: String? = nil, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
         let (client, logger) = (client, logger)
-        return try await Self.bounded { try await Self.unavailable {
+        return try await Self.bounded(deadline) { try await Self.unavailable {
             do {
                 return try await client.withTransaction(logger: logger) { connection in
                     let c = Connection(connection: connection, logger: logger)
@@ -71,7 +73,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
     }
 
     /// Runs `body` for at most `deadline`; past it, cancels it and throws `DatabaseUnavailable`.
-    static func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    static func bounded<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask { try await body() }
             group.addTask {

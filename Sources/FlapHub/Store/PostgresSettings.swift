@@ -13,6 +13,9 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     public var tls = TLSMode.prefer
     /// Connections each instance may hold (PostgreSQL's own default limit is 100 in all).
     public var maxConnections = 20
+    /// How long a statement or transaction may wait for a connection and its answer before the
+    /// request is answered 503 (below the 10 s every request must be answered within).
+    public var wait = Duration.seconds(5)
 
     public enum TLSMode: String, Sendable, Equatable {
         case disable, prefer, require
@@ -51,10 +54,13 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
             case "sslmode":
                 guard let mode = TLSMode(rawValue: item.value ?? "") else { return bad("sslmode '\(item.value ?? "")' is not disable, prefer or require") }
                 s.tls = mode
+            case "wait":
+                guard let n = item.value.flatMap(Int.init), (1...600).contains(n) else { return bad("wait must be 1…600 seconds") }
+                s.wait = .seconds(n)
             case "connections":
                 guard let n = item.value.flatMap(Int.init), (1...200).contains(n) else { return bad("connections must be 1…200") }
                 s.maxConnections = n
-            default: return bad("unknown parameter '\(item.name)' (known: sslmode, connections)")
+            default: return bad("unknown parameter '\(item.name)' (known: sslmode, connections, wait)")
             }
         }
         return .success(s)
