@@ -61,12 +61,8 @@ extension Hub {
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
         let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
         // A first look; the count that holds is taken again as the send is stored.
-        let sends = try await store.sends(by: me.id, now: t)
         let perHour = limits.messagesPerHour
-        if sends.count >= perHour {
-            let wait = Int((sends[sends.count - perHour] + 3600 - t).rounded(.up))
-            throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, wait))
-        }
+        try HubStore.checkLimit(try await store.sends(by: me.id, now: t), now: t, perHour: perHour)
         var results: [[String: Any]] = []
         var stored: [HubStore.Message] = []
         for name in recipients {

@@ -42,16 +42,19 @@ extension HubStore {
             .compactMap { $0[0].double }
     }
 
+    /// Throws the 429 (with when to try again) when `sends` of the last hour reach `perHour`.
+    public static func checkLimit(_ sends: [Double], now: Double, perHour: Int) throws(HubError) {
+        guard sends.count >= perHour else { return }
+        let wait = Int((sends[sends.count - perHour] + 3600 - now).rounded(.up))
+        throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, wait))
+    }
+
     /// Stores one send of `messages` (one per recipient) unless the sender has sent `perHour`
     /// in the hour before `now`: then nothing is stored and the 429 says when to try again.
     /// Sends of one sender are counted one after another, in every instance on the database.
     public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int) async throws {
         try await db.transaction(lock: "sends:" + sender) { db in
-            let sends = try await Self.sends(by: sender, now: now, in: db)
-            if sends.count >= perHour {
-                let wait = Int((sends[sends.count - perHour] + 3600 - now).rounded(.up))
-                throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, wait))
-            }
+            try Self.checkLimit(try await Self.sends(by: sender, now: now, in: db), now: now, perHour: perHour)
             for m in messages { try await Self.insert(m, into: db) }
             try await db.query("INSERT INTO sends(sender_id, at) VALUES(?,?)", [.text(sender), .double(now)])
         }
