@@ -106,7 +106,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            // The sender's page, built into the binary.
+            resources: [.embedInCode("Web/assets/index.html"), .embedInCode("Web/assets/app.js"), .embedInCode("Web/assets/app.css")]
         ),
         // Config, board runtime, local HTTP API, service lifecycle.
         .target(

@@ -91,7 +91,9 @@ public struct Daemon: Sendable {
             wall: wall, zones: config.routedZones, store: stateDir.map(InboxStore.init), logger: logger,
             settled: { board, transition in await watcher.wait(board: board, transition: transition) })
         let client = config.messageAPI.map { api in
-            MessageAPIClient(config: api, logger: logger) { event in await mailroom.take(event) }
+            MessageAPIClient(config: api, logger: logger, face: BoardFace(zones: config.routedZones, mapper: { config.boards[$0].mapper })) { event in
+                await mailroom.take(event)
+            }
         }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
         let daemonStatus = DaemonStatus(wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio,

@@ -5,7 +5,14 @@ extension Hub {
     /// Friends: list, request, accept, decline, remove, block (the seed's §5.2 endpoints).
     func friendRoutes(_ api: RouterGroup<BasicRequestContext>) {
         api.get("friends") { request, _ in
-            try self.reply(200, ["friends": try await self.store.friends(of: try await self.caller(request).id)])
+            let me = try await self.caller(request)
+            var friends: [Friend] = []
+            for f in try await self.store.friends(of: me.id) {
+                let area = try await self.store.face(of: f.id)?.area(senderID: me.id, username: me.username)
+                friends.append(Friend(id: f.id, username: f.username, displayName: f.displayName,
+                                      board: area.map { Friend.Board(rows: $0.rows, cols: $0.cols, nameLine: $0.nameLine) }))
+            }
+            return try self.reply(200, ["friends": friends])
         }
         api.post("friends/requests") { request, _ in
             let me = try await self.caller(request)
@@ -46,6 +53,20 @@ extension Hub {
             let other = try await self.user(try context.parameters.require("id"))
             try await self.store.block(me.id, other.id)
             return try self.reply(200, ["status": "blocked"])
+        }
+    }
+
+    /// A friend as `GET /friends` lists them: with the size of the area their board gives the
+    /// caller's messages, when it is a board that said (`board.face`).
+    struct Friend: Encodable {
+        var id: String
+        var username: String
+        var displayName: String?
+        var board: Board?
+        struct Board: Encodable {
+            var rows: Int
+            var cols: Int
+            var nameLine: Bool
         }
     }
 

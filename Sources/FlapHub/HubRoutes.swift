@@ -51,6 +51,7 @@ extension Hub {
             return Response(status: .noContent)
         }
         friendRoutes(api)
+        senderPageRoutes(router, api: api)
         return router
     }
 
@@ -103,8 +104,7 @@ extension Hub {
 
     /// The user of the request's bearer token, or 401.
     func caller(_ request: Request) async throws -> HubStore.User {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-              let user = try await store.user(token: String(header.dropFirst(7))) else {
+        guard let token = Self.bearer(request), let user = try await store.user(token: token, now: now()) else {
             throw HubError(401, "missing or unknown bearer token")
         }
         return user

@@ -56,7 +56,7 @@ extension Hub {
         }
         let first = try await frames.nextMessage(maxSize: maxFrame)
         deadline.cancel()
-        guard case .text(let text) = first, case .authenticate(let token)? = Self.frame(text), let user = try await store.user(token: token) else {
+        guard case .text(let text) = first, case .authenticate(let token)? = Self.frame(text), let user = try await store.user(token: token, now: now()) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
         }
@@ -90,6 +90,12 @@ extension Hub {
                 try await delivered(try await store.markDelivered([m.id], now: t))
                 _ = try await store.markDisplayed(m.id, by: user.id, now: t)
                 try await publish(.frame(user: m.senderID, text: WireFrame.displayed(messageID: m.id, recipientID: user.id).text))
+            case .face(let face):
+                if let problem = face.problem {
+                    try await outbound.write(.text(HubEvent.error("bad_frame", "board.face: \(problem)")))
+                } else {
+                    try await store.setFace(face, of: user.id, now: now())
+                }
             default:
                 try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
             }

@@ -22,7 +22,7 @@ extension HubStore {
         var visibleAt: Double { max(createdAt, unlockAt ?? createdAt) }
     }
 
-    private static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at, options"
+    static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at, options"
 
     public func insert(_ m: Message) async throws { try await Self.insert(m, into: db) }
 
@@ -117,6 +117,8 @@ extension HubStore {
         let expired = try await db.query("SELECT count(*) FROM messages WHERE expires_at <= ?", [.double(now)]).first?.first?.int ?? 0
         try await db.query("DELETE FROM messages WHERE expires_at <= ?", [.double(now)])
         try await db.query("DELETE FROM sends WHERE at <= ?", [.double(now - 3600)])
+        try await db.query("DELETE FROM sign_in_links WHERE expires_at <= ?", [.double(now)])
+        try await db.query("DELETE FROM sessions WHERE expires_at <= ?", [.double(now)])
         return Int(expired)
     }
 

@@ -61,8 +61,11 @@ public final class HubStore: Sendable {
         return "fh_" + (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &g)) }.joined()
     }
 
-    public func user(token: String) async throws -> User? {
-        try await users("WHERE token_hash = ?", [.text(TokenHash.hex(token))]).first
+    /// The user of a bearer token: their own token, or a session a sign-in link opened.
+    public func user(token: String, now: Double = Date().timeIntervalSince1970) async throws -> User? {
+        let hash = SQLValue.text(TokenHash.hex(token))
+        return try await users("WHERE token_hash = ? OR id IN (SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?)",
+                               [hash, hash, .double(now)]).first
     }
 
     public func user(named name: String) async throws -> User? {
@@ -78,7 +81,7 @@ public final class HubStore: Sendable {
 
     public func allUsers() async throws -> [User] { try await users("", []) }
 
-    private func users(_ clause: String, _ parameters: [SQLValue]) async throws -> [User] {
+    func users(_ clause: String, _ parameters: [SQLValue]) async throws -> [User] {
         try await db.query("SELECT id, username, display_name FROM users \(clause)", parameters).map {
             User(id: $0[0].text!, username: $0[1].text!, displayName: $0[2].text)
         }.sorted { ($0.username.lowercased(), $0.id) < ($1.username.lowercased(), $1.id) }  // by name, whatever the engine's collation

@@ -41,10 +41,14 @@ public final class MessageAPIClient: Service, Sendable {
     private let lastHeard = Mutex<ContinuousClock.Instant>(.now)
     private let state = Mutex(Status())
     private let random: @Sendable () -> Double
+    /// How this board shows senders, told to the hub after each authentication (for senders' previews).
+    private let face: BoardFace?
 
-    public init(config: MessageAPIConfig, logger: Logger, random: @escaping @Sendable () -> Double = { .random(in: 0..<1) },
+    public init(config: MessageAPIConfig, logger: Logger, face: BoardFace? = nil,
+                random: @escaping @Sendable () -> Double = { .random(in: 0..<1) },
                 onEvent: @escaping @Sendable (Event) async -> Void) {
         self.config = config
+        self.face = face
         self.logger = logger
         self.onEvent = onEvent
         self.random = random
@@ -176,6 +180,7 @@ public final class MessageAPIClient: Service, Sendable {
             }
             authenticated()
             self.heard()
+            if let face = self.face { try await outbound.write(.text(OutgoingFrame.face(face))) }
             let inbox = try await self.fetchInbox(urls.inbox)
             self.state.withLock { $0.connected = true; $0.connections += 1; $0.lastProblem = nil }
             self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)", "inbox": "\(inbox.count)"])

@@ -74,7 +74,7 @@ struct Serve: AsyncParsableCommand {
 }
 
 struct User: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, List.self])
+    static let configuration = CommandConfiguration(abstract: "Manage users.", subcommands: [Add.self, List.self, Link.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user and print its bearer token (shown once).")
@@ -86,6 +86,29 @@ struct User: AsyncParsableCommand {
             let (user, token) = try await store.with { try await $0.addUser(name, displayName: displayName, now: Date().timeIntervalSince1970) }
             FileHandle.standardError.write(Data("created user \(user.username) (\(user.id)); its token:\n".utf8))
             print(token)
+        }
+    }
+
+    struct Link: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a one-time link that signs a user in to the sender's page.",
+            discussion: "The link works once, within --minutes; opening it starts a session of 30 days on that browser.")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "A user (id or username).") var name: String
+        @Option(help: "The address people reach this hub at (default http://127.0.0.1:8080).") var url = "http://127.0.0.1:8080"
+        @Option(help: "Minutes the link stays good (1–10080).") var minutes = 15
+
+        func validate() throws {
+            guard (1...10080).contains(minutes) else { throw ValidationError("--minutes must be 1–10080, not \(minutes)") }
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else { throw ValidationError("--url must start with http:// or https://") }
+        }
+
+        func run() async throws {
+            let code = try await store.with { s in
+                guard let u = try await s.user(name) else { throw failure("no user '\(name)'") }
+                return try await s.newSignInLink(for: u.id, now: Date().timeIntervalSince1970, seconds: Double(minutes) * 60)
+            }
+            print((url.hasSuffix("/") ? String(url.dropLast()) : url) + "/#link=" + code)
         }
     }
 

@@ -11,6 +11,8 @@ public enum WireFrame: Codable, Equatable, Sendable {
     case ping
     /// From a board: the message is on the wall. From the hub to its sender, with who shows it.
     case displayed(messageID: String, recipientID: String? = nil)
+    /// From a board, after `authenticated`: how it shows senders (for a sender's preview).
+    case face(BoardFace)
 
     // What the hub sends.
     case authenticated(user: User)
@@ -37,6 +39,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
         case .authenticate: "authenticate"
         case .ping: "ping"
         case .displayed: "message.displayed"
+        case .face: "board.face"
         case .authenticated: "authenticated"
         case .pong: "pong"
         case .new: "message.new"
@@ -62,7 +65,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
 
     private enum Key: String, CodingKey {
         case type, token, messageID, recipientID, user, message, requestID, fromUser, friendID, code
-        case senderID, content, timestamp, unlockAt
+        case senderID, content, timestamp, unlockAt, face
     }
 
     public init(from decoder: any Decoder) throws {
@@ -75,6 +78,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
             case "message.displayed":
                 self = .displayed(messageID: try c.decode(String.self, forKey: .messageID),
                                   recipientID: try c.decodeIfPresent(String.self, forKey: .recipientID))
+            case "board.face": self = .face(try c.decode(BoardFace.self, forKey: .face))
             case "authenticated":
                 // A board needs no more than the type; the user is for people's apps.
                 self = .authenticated(user: (try? c.decodeIfPresent(User.self, forKey: .user)) ?? User(id: "", username: ""))
@@ -109,6 +113,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
         case .displayed(let id, let recipient):
             try c.encode(id, forKey: .messageID)
             try c.encodeIfPresent(recipient, forKey: .recipientID)
+        case .face(let face): try c.encode(face, forKey: .face)
         case .authenticated(let user): try c.encode(user, forKey: .user)
         case .new(let m):
             try c.encode(m.id, forKey: .messageID)

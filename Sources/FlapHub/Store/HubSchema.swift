@@ -8,7 +8,22 @@ enum HubSchema {
                                index: "CREATE UNIQUE INDEX IF NOT EXISTS users_username ON users(lower(username));")),
         // transition, arriveAt, duration, forced (JSON)
         Migration(version: 2, sqlite: "ALTER TABLE messages ADD COLUMN options TEXT;", postgres: "ALTER TABLE messages ADD COLUMN options TEXT;"),
+        // The sender's page: boards' faces, one-time sign-in links, sessions, a sender's messages.
+        Migration(version: 3, sqlite: v3(real: "REAL"), postgres: v3(real: "DOUBLE PRECISION")),
     ]
+
+    private static func v3(real: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS board_faces(
+            user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, face TEXT NOT NULL, reported_at \(real) NOT NULL);
+        CREATE TABLE IF NOT EXISTS sign_in_links(
+            code_hash TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, expires_at \(real) NOT NULL);
+        CREATE TABLE IF NOT EXISTS sessions(
+            token_hash TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            created_at \(real) NOT NULL, expires_at \(real) NOT NULL);
+        CREATE INDEX IF NOT EXISTS messages_sent ON messages(sender_id, created_at);
+        """
+    }
 
     private static func v1(real: String, username: String, index: String) -> String {
         """
