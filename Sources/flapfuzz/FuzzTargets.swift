@@ -34,7 +34,13 @@ enum FuzzTargets {
             guard let object = try? SendRequest.object(bytes) else { return }
             _ = try? SendRequest.read(object, now: 1_800_000_000, ttl: 172_800)
         },
-        "hub-frame": { bytes in _ = Hub.frame(String(decoding: bytes, as: UTF8.self)) },
+        // A board's face taken is then composed on, as a sender's preview does.
+        "hub-frame": { bytes in
+            guard case .face(let face)? = Hub.frame(String(decoding: bytes, as: UTF8.self)), face.problem == nil,
+                  let area = face.area(senderID: "s", username: "alice"), let (zone, mapper) = BoardFace.composing(area) else { return }
+            _ = Composer().compose(InboxMessage(id: "p", senderID: "s", senderName: "alice", content: "HELLO, {63} WORLD", sentAt: 0),
+                                   in: zone, mapper: mapper)
+        },
         // flaphub's `database` value when it names PostgreSQL.
         "hub-database": { bytes in _ = PostgresSettings.parse(String(decoding: bytes, as: UTF8.self)) },
         // What modules send back: the splitflap display's frames and flapbus controllers'

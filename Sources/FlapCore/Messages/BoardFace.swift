@@ -22,8 +22,9 @@ public struct BoardFace: Codable, Equatable, Sendable {
 
     public var areas: [Area]
 
-    /// Bounds of a face a board sends: areas, rows and columns of each, flaps, substitutes.
-    public static let maxAreas = 32, maxSide = 256, maxSenders = 256, maxSubstitutes = 256
+    /// Bounds of a face a board sends: areas, rows and columns of each (and modules in all),
+    /// senders listed, substitutes.
+    public static let maxAreas = 32, maxSide = 128, maxModules = 8192, maxSenders = 256, maxSubstitutes = 256
 
     public init(areas: [Area]) { self.areas = areas }
 
@@ -59,8 +60,8 @@ public struct BoardFace: Codable, Equatable, Sendable {
         guard areas.count <= Self.maxAreas else { return "more than \(Self.maxAreas) areas" }
         for (i, a) in areas.enumerated() {
             let at = "area \(i + 1)"
-            guard (1...Self.maxSide).contains(a.rows), (1...Self.maxSide).contains(a.cols) else {
-                return "\(at): rows and cols must be 1–\(Self.maxSide)"
+            guard (1...Self.maxSide).contains(a.rows), (1...Self.maxSide).contains(a.cols), a.rows * a.cols <= Self.maxModules else {
+                return "\(at): rows and cols must be 1–\(Self.maxSide), \(Self.maxModules) modules at most"
             }
             guard (a.senders?.count ?? 0) <= Self.maxSenders, a.substitutes.count <= Self.maxSubstitutes,
                   a.substitutes.keys.allSatisfy({ $0.count <= 8 }) else {

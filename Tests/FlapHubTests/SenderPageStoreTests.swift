@@ -1,0 +1,62 @@
+import FlapCore
+import Foundation
+import Testing
+@testable import FlapHub
+
+/// What the sender's page keeps, on both engines: one-time sign-in links (once, even when two
+/// requests race; never after they expire), the sessions they open, boards' faces, a sender's list.
+@Suite struct SenderPageStoreTests {
+    @Test(arguments: Engine.allCases) func aSignInLinkWorksOnceAndItsSessionUntilItEnds(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (alice, own) = try await store.addUser("alice", now: 1)
+        let code = try await store.newSignInLink(for: alice.id, now: 100, seconds: 60)
+        // Eight redemptions at once: exactly one opens a session.
+        let opened = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 { group.addTask { try await store.signIn(code: code, now: 110, seconds: 1000)?.token } }
+            return try await group.reduce(into: [String]()) { if let t = $1 { $0.append(t) } }
+        }
+        #expect(opened.count == 1)
+        let session = try #require(opened.first)
+        #expect(session != own && session.hasPrefix("fh_"))
+        #expect(try await store.user(token: session, now: 200) == alice)
+        #expect(try await store.user(token: session, now: 1110) == nil, "a session ends at its time")
+        #expect(try await store.user(token: own, now: 1110) == alice, "the user's own token does not")
+        try await store.signOut(token: session)
+        #expect(try await store.user(token: session, now: 200) == nil)
+        try await store.signOut(token: own)
+        #expect(try await store.user(token: own, now: 200) == alice, "signing out never ends the own token")
+
+        let late = try await store.newSignInLink(for: alice.id, now: 100, seconds: 60)
+        #expect(try await store.signIn(code: late, now: 161) == nil, "an expired link")
+        #expect(try await store.signIn(code: "not-a-code", now: 110) == nil)
+        // The purge takes expired links and sessions.
+        _ = try await store.newSignInLink(for: alice.id, now: 100, seconds: 60)
+        #expect(try await store.purge(now: 10_000) == 0)
+        #expect(try await store.db.query("SELECT count(*) FROM sign_in_links").first?.first?.int == 0)
+    }
+
+    @Test(arguments: Engine.allCases) func aBoardsFaceIsKeptAndTheNewestWins(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (board, _) = try await store.addUser("board", now: 1)
+        #expect(try await store.face(of: board.id) == nil)
+        try await store.setFace(.assumed, of: board.id, now: 2)
+        #expect(try await store.face(of: board.id) == .assumed)
+        let small = BoardFace(zones: [Zone(rows: 0..<3, cols: 0..<15, senders: .listed(["alice"]), nameLine: true)],
+                              mapper: { _ in GlyphMapper(drum: .standard) })
+        try await store.setFace(small, of: board.id, now: 3)
+        #expect(try await store.face(of: board.id) == small)
+    }
+
+    @Test(arguments: Engine.allCases) func aSendersListIsTheirsNewestFirst(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (a, _) = try await store.addUser("alice", now: 1)
+        let (b, _) = try await store.addUser("bob", now: 1)
+        for (i, (from, t)) in [(a, 10.0), (b, 11), (a, 12), (a, 13)].enumerated() {
+            try await store.insert(HubStore.Message(id: "m\(i)", senderID: from.id, recipientID: from.id == a.id ? b.id : a.id, content: "m\(i)",
+                                                    contentType: .text, createdAt: t, unlockAt: nil, expiresAt: t + 100))
+        }
+        #expect(try await store.sent(by: a.id, now: 20).map(\.id) == ["m3", "m2", "m0"])
+        #expect(try await store.sent(by: a.id, now: 20, limit: 2).map(\.id) == ["m3", "m2"])
+        #expect(try await store.sent(by: a.id, now: 111).map(\.id) == ["m3", "m2"], "expired ones are gone")
+    }
+}
