@@ -61,19 +61,16 @@ extension Hub {
         let t = now()
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
         let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
-        // A first look; the count that holds is taken again as the send is stored.
+        // The hourly limit is counted as the send is stored, in one transaction (HubStore.send).
         let perHour = limits.messagesPerHour
-        try HubStore.checkLimit(try await store.sends(by: me.id, now: t), now: t, perHour: perHour)
         var results: [[String: Any]] = []
         var stored: [HubStore.Message] = []
         for name in recipients {
-            guard let to = try await store.user(name) else { results.append(["recipient": name, "status": "refused", "error": "no such user"]); continue }
-            if try await store.blocks(to.id, me.id) {
-                results.append(["recipient": name, "status": "refused", "error": "blocked"]); continue
+            guard let (to, blocked, friends) = try await store.recipient(name, of: me.id) else {
+                results.append(["recipient": name, "status": "refused", "error": "no such user"]); continue
             }
-            guard try await store.areFriends(me.id, to.id) else {
-                results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue
-            }
+            if blocked { results.append(["recipient": name, "status": "refused", "error": "blocked"]); continue }
+            guard friends else { results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue }
             let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
                                      contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL,
                                      options: sending.options)

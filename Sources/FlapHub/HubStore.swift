@@ -155,6 +155,20 @@ public final class HubStore: Sendable {
         try await unfriend(user, blocked)
     }
 
+    /// A recipient of `sender`'s message, by id or username, with whether they block the sender
+    /// and whether they are friends — one statement (a send asks it for every recipient).
+    public func recipient(_ idOrName: String, of sender: String) async throws -> (user: User, blocks: Bool, friends: Bool)? {
+        guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
+        let rows = try await db.query("""
+            SELECT id, username, display_name,
+                   CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE user_id = users.id AND blocked_id = ?) THEN 1 ELSE 0 END,
+                   CASE WHEN EXISTS(SELECT 1 FROM friendships WHERE user_id = ? AND friend_id = users.id) THEN 1 ELSE 0 END
+            FROM users WHERE id = ? OR lower(username) = lower(?)
+            """, [.text(sender), .text(sender), .text(idOrName.lowercased()), .text(idOrName)])
+        guard let r = rows.min(by: { ($0[1].text!.lowercased(), $0[0].text!) < ($1[1].text!.lowercased(), $1[0].text!) }) else { return nil }
+        return (User(id: r[0].text!, username: r[1].text!, displayName: r[2].text), r[3].int == 1, r[4].int == 1)
+    }
+
     public func blocks(_ user: String, _ other: String) async throws -> Bool {
         !(try await db.query("SELECT 1 FROM blocks WHERE user_id = ? AND blocked_id = ?", [.text(user), .text(other)])).isEmpty
     }
