@@ -80,8 +80,7 @@ extension Hub {
         guard !stored.isEmpty else { return json(403, ["error": "no recipient could take the message", "results": results]) }
         try await store.send(stored, by: me.id, now: t, perHour: perHour)
         for m in stored {
-            let frame = WireFrame.new(HubStore.api(m, sender: me)).text
-            try await publish(.message(id: m.id, recipient: m.recipientID, frame: frame.utf8.count <= RelayEvent.maxFrame ? frame : nil))
+            try await publish(.newMessage(id: m.id, recipient: m.recipientID, frame: WireFrame.new(HubStore.api(m, sender: me)).text))
         }
         return json(201, ["results": results])
     }

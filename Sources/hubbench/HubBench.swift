@@ -22,7 +22,9 @@ struct HubBench: AsyncParsableCommand {
         commandName: "hubbench", abstract: "flaphub at scale: SQLite and PostgreSQL, one and two instances, many boards and senders.")
     @Option(help: "Boards connected by WebSocket.") var boards = 1000
     @Option(help: "Senders posting at once (each to the boards it is a friend of).") var senders = 100
-    @Option(help: "Seconds each store is loaded.") var seconds = 10.0
+    @Option(help: "Seconds each store is loaded, saturated and then at --rate.") var seconds = 10.0
+    @Option(help: "Messages a second offered in the second phase, whatever the answers (an open loop: latency below saturation); 0 skips it.")
+    var rate = 100.0
 
     func run() async throws {
         var limit = rlimit()
@@ -34,13 +36,16 @@ struct HubBench: AsyncParsableCommand {
         let postgres = try PostgresServer()
         var rates: [String: Double] = [:]
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)] {
-            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds,
+            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate,
                                     database: usePostgres ? postgres.address(try postgres.createDatabase()) : nil, instances: instances)
             let r = try await scenario.run()
-            rates[label] = r.rate
-            let line = String(format: "%-24@ %7.0f accepted/s  p50 %6.1f ms  p99 %6.1f ms  received %d of %d  %5.1f KiB RSS per board",
-                              label as NSString, r.rate, r.p50, r.p99, r.received, r.accepted, r.kibPerBoard)
-            print(line)
+            rates[label] = r.saturated.rate
+            for (phase, p) in [("saturated", r.saturated), (String(format: "at %.0f/s", rate), r.atRate)] {
+                guard let p else { continue }
+                let name = (label + ", " + phase).padding(toLength: 36, withPad: " ", startingAt: 0)
+                print(name + String(format: "%7.0f accepted/s  p50 %6.1f ms  p99 %6.1f ms  received %d of %d  %5.1f KiB RSS per board",
+                                    p.rate, p.p50, p.p99, p.received, p.accepted, r.kibPerBoard))
+            }
         }
         if let base = rates["SQLite, 1 instance"], base > 0, let two = rates["PostgreSQL, 2 instances"], let one = rates["PostgreSQL, 1 instance"] {
             print(String(format: "PostgreSQL 2 instances / SQLite 1 instance: %.2f×  (1 instance: %.2f×; the goal is ≥ 3×)", two / base, one / base))
@@ -50,12 +55,18 @@ struct HubBench: AsyncParsableCommand {
 
 /// One store's run: its instances, boards connected, senders sending for a while.
 struct Scenario {
-    let flaphub: String, boards: Int, senders: Int, seconds: Double
+    let flaphub: String, boards: Int, senders: Int, seconds: Double, rate: Double
     /// PostgreSQL's address, or nil for a SQLite file.
     let database: String?
     let instances: Int
 
-    struct Result { var rate: Double, p50: Double, p99: Double, received: Int, accepted: Int, kibPerBoard: Double }
+    /// One phase's figures: accepted messages a second, POST → received latency (ms).
+    struct Phase {
+        var offered: Double?
+        var rate: Double, p50: Double, p99: Double
+        var received: Int, accepted: Int
+    }
+    struct Result { var saturated: Phase, atRate: Phase?, kibPerBoard: Double }
 
     func run() async throws -> Result {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hubbench-\(UUID().uuidString.prefix(8))").path
@@ -122,46 +133,81 @@ struct Scenario {
         let connected = shared.authenticated.load(ordering: .relaxed)
         let rssAfter = processes.map { rss($0.processIdentifier) }.reduce(0, +)
 
-        // Senders: each posts to its boards in turn until the time is up.
+        // Senders: each posts to its boards in turn until the time is up (throughput, saturated);
+        // then messages offered at a fixed rate, each from the next sender (latency below saturation).
         var http = HTTPClient.Configuration()
         http.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: senders)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
-        let end = Date().addingTimeInterval(seconds)
-        let accepted = await withTaskGroup(of: Int.self) { group in
-            for s in 0..<senders {
-                let port = ports[s % instances], token = senderTokens[s]
-                let mine = stride(from: s, to: boards, by: senders).map { boardNames[$0] }
-                group.addTask {
-                    var ok = 0, turn = 0
-                    while Date() < end, !mine.isEmpty {
-                        let content = "M\(shared.counter.add(1, ordering: .relaxed).newValue)"
-                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/messages")
-                        request.method = .POST
-                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(string: #"{"recipients":["\#(mine[turn % mine.count])"],"content":"\#(content)"}"#))
-                        turn += 1
-                        shared.sent.withLock { $0[content] = DispatchTime.now().uptimeNanoseconds }
-                        if let r = try? await client.execute(request, timeout: .seconds(30)) {
-                            if r.status.code == 201 { ok += 1 }
-                            _ = try? await r.body.collect(upTo: 1 << 16)
-                        }
-                    }
-                    return ok
-                }
-            }
-            return await group.reduce(0, +)
-        }
-        let elapsed = seconds + max(0, -end.timeIntervalSinceNow)
-        // What is still on its way arrives within a few seconds, or is counted as not received.
-        let settle = Date().addingTimeInterval(10)
-        while shared.latencies.withLock({ $0.count }) < accepted, Date() < settle { try await Task.sleep(for: .milliseconds(50)) }
+        let load = Load(client: client, shared: shared, ports: ports, senderTokens: senderTokens, boardNames: boardNames, senders: senders)
+        let saturated = await load.closedLoop(seconds: seconds)
+        let atRate = rate > 0 ? await load.openLoop(rate: rate, seconds: seconds) : nil
         try await client.shutdown()
-        let sorted = shared.latencies.withLock { $0 }.sorted()
-        func pct(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         if connected < boards { print("  (only \(connected) of \(boards) boards connected)") }
-        return Result(rate: Double(accepted) / elapsed, p50: pct(0.5), p99: pct(0.99), received: sorted.count, accepted: accepted,
+        return Result(saturated: saturated, atRate: atRate,
                       kibPerBoard: connected > 0 ? Double(rssAfter - rssBefore) / 1024 / Double(connected) : .nan)
+    }
+
+    /// Senders posting; a message's latency is taken by the board that receives it.
+    struct Load {
+        let client: HTTPClient, shared: Shared, ports: [Int], senderTokens: [String], boardNames: [String], senders: Int
+
+        /// Every sender posts back to back for `seconds`.
+        func closedLoop(seconds: Double) async -> Phase {
+            shared.latencies.withLock { $0 = [] }
+            let end = Date().addingTimeInterval(seconds)
+            let accepted = await withTaskGroup(of: Int.self) { group in
+                for s in 0..<senders {
+                    group.addTask {
+                        var ok = 0, turn = 0
+                        while Date() < end { if await post(from: s, turn: turn) { ok += 1 }; turn += 1 }
+                        return ok
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            return await settle(accepted: accepted, offered: nil, elapsed: seconds + max(0, -end.timeIntervalSinceNow))
+        }
+
+        /// `rate` messages a second for `seconds`, each sent at its instant whatever the others
+        /// are doing (an open loop), from senders in turn.
+        func openLoop(rate: Double, seconds: Double) async -> Phase {
+            shared.latencies.withLock { $0 = [] }
+            let count = Int(rate * seconds), start = ContinuousClock.now
+            let accepted = await withTaskGroup(of: Int.self) { group in
+                for i in 0..<count {
+                    try? await Task.sleep(until: start + .seconds(Double(i) / rate), clock: .continuous)
+                    group.addTask { await post(from: i % senders, turn: i / senders) ? 1 : 0 }
+                }
+                return await group.reduce(0, +)
+            }
+            let elapsed = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+            return await settle(accepted: accepted, offered: rate, elapsed: elapsed)
+        }
+
+        /// One POST from sender `s` to the `turn`th of its boards; whether it was accepted.
+        func post(from s: Int, turn: Int) async -> Bool {
+            let mine = stride(from: s, to: boardNames.count, by: senders).map { boardNames[$0] }
+            guard !mine.isEmpty else { return false }
+            let content = "M\(shared.counter.add(1, ordering: .relaxed).newValue)"
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(ports[s % ports.count])/api/v1/messages")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(senderTokens[s])")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: #"{"recipients":["\#(mine[turn % mine.count])"],"content":"\#(content)"}"#))
+            shared.sent.withLock { $0[content] = DispatchTime.now().uptimeNanoseconds }
+            guard let r = try? await client.execute(request, timeout: .seconds(30)) else { return false }
+            _ = try? await r.body.collect(upTo: 1 << 16)
+            return r.status.code == 201
+        }
+
+        /// Waits (10 s at most) for what is still on its way; what has not come is not received.
+        func settle(accepted: Int, offered: Double?, elapsed: Double) async -> Phase {
+            let deadline = Date().addingTimeInterval(10)
+            while shared.latencies.withLock({ $0.count }) < accepted, Date() < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+            let sorted = shared.latencies.withLock { $0 }.sorted()
+            func pct(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+            return Phase(offered: offered, rate: Double(accepted) / elapsed, p50: pct(0.5), p99: pct(0.99), received: sorted.count, accepted: accepted)
+        }
     }
 
     /// What the boards and senders share.

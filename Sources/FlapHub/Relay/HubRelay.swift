@@ -11,8 +11,14 @@ enum RelayEvent: Sendable, Equatable, Codable {
     case frame(user: String, text: String)
     case message(id: String, recipient: String, frame: String?)
 
-    /// The largest frame a message event carries (PostgreSQL's limit, less the event around it).
-    static let maxFrame = 7000
+    /// The largest event a notification carries: PostgreSQL's 8000 bytes, less the origin before it.
+    static let maxEvent = 7900
+
+    /// A new message's event, with its frame when the whole event fits a notification.
+    static func newMessage(id: String, recipient: String, frame: String) -> RelayEvent {
+        let whole = RelayEvent.message(id: id, recipient: recipient, frame: frame)
+        return whole.json.utf8.count <= maxEvent ? whole : .message(id: id, recipient: recipient, frame: nil)
+    }
 
     var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
     static func decode(_ text: String) -> RelayEvent? { try? JSONDecoder().decode(RelayEvent.self, from: Data(text.utf8)) }
@@ -27,14 +33,17 @@ final class PostgresRelay: Sendable {
     static let channel = "flaphub_events"
     let database: PostgresDatabase
     let logger: Logger
+    /// This instance, before each event it sends: it has passed its own events on already.
+    let origin = UUID().uuidString.lowercased()
 
     init(database: PostgresDatabase, logger: Logger) {
         self.database = database
         self.logger = logger
     }
 
+    /// Tells the other instances (`origin event`).
     func publish(_ event: RelayEvent) async throws {
-        try await database.notify(Self.channel, event.json)
+        try await database.notify(Self.channel, origin + " " + event.json)
     }
 
     /// Hears every instance's events until cancelled; `gap` when some may have been missed.
@@ -48,7 +57,9 @@ final class PostgresRelay: Sendable {
                     delay = 0.25
                     if lost { await gap() }
                 }, receive: { payload in
-                    guard let event = RelayEvent.decode(payload) else {
+                    let (from, body) = (payload.prefix { $0 != " " }, payload.drop { $0 != " " }.dropFirst())
+                    guard from != origin else { return }
+                    guard let event = RelayEvent.decode(String(body)) else {
                         logger.warning("a notification that is not an event", metadata: ["bytes": "\(payload.utf8.count)"])
                         return
                     }
@@ -69,8 +80,10 @@ final class PostgresRelay: Sendable {
 
 extension Hub {
     /// Sends an event to every instance's connections (straight to this one's when it is alone).
+    /// Passes an event to this instance's connections at once, then to the other instances.
     func publish(_ event: RelayEvent) async throws {
-        if let relay { try await relay.publish(event) } else { await relayed(event) }
+        await relayed(event)
+        if let relay { try await relay.publish(event) }
     }
 
     /// An event from any instance, for the connections this one holds.
