@@ -59,8 +59,8 @@ public struct HubConfig: Sendable, Equatable {
 extension HubConfig {
     /// The store's database: PostgreSQL when `database` is its address (the password read now),
     /// else the SQLite file. Every problem is named.
-    public func openDatabase(logger: Logger) throws -> any SQLDatabase {
-        guard PostgresSettings.isAddress(database) else { return try SQLiteDatabase(path: database) }
+    public func openDatabase(logger: Logger) async throws -> any SQLDatabase {
+        guard PostgresSettings.isAddress(database) else { return try await SQLiteDatabase.open(path: database) }
         var settings = try PostgresSettings.parse(database).get()
         if let name = passwordEnv {
             guard let p = ProcessInfo.processInfo.environment[name] else { throw HubError(1, "database_password_env: $\(name) is not set") }

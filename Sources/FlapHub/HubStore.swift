@@ -15,7 +15,7 @@ public final class HubStore: Sendable {
 
     /// A store in a SQLite file.
     public convenience init(path: String) async throws {
-        try await self.init(try SQLiteDatabase(path: path))
+        try await self.init(try await SQLiteDatabase.open(path: path))
     }
 
     // MARK: users

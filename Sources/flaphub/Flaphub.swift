@@ -30,7 +30,7 @@ struct StoreOptions: ParsableArguments {
 
     func store(logger: Logger = Logger(label: "flaphub")) async throws -> HubStore {
         let config = try load()
-        do { return try await HubStore(try config.openDatabase(logger: logger)) } catch { throw failure("\(error)") }
+        do { return try await HubStore(try await config.openDatabase(logger: logger)) } catch { throw failure("\(error)") }
     }
 
     /// Runs an admin command on the store, and closes it.

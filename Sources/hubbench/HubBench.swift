@@ -75,7 +75,7 @@ struct Scenario {
         var config = HubConfig()
         config.database = database ?? dir + "/hub.db"
         // Users: sender i is a friend of the boards b with b % senders == i.
-        let store = try await HubStore(try config.openDatabase(logger: Logger(label: "hubbench")))
+        let store = try await HubStore(try await config.openDatabase(logger: Logger(label: "hubbench")))
         var boardTokens: [String] = [], senderTokens: [String] = [], senderIDs: [String] = [], boardNames: [String] = []
         for i in 0..<senders { let (u, t) = try await store.addUser("s\(i)", now: 0); senderIDs.append(u.id); senderTokens.append(t) }
         for b in 0..<boards {

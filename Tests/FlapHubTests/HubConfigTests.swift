@@ -36,17 +36,17 @@ import Testing
         #expect(problem("database_password_env: ''\n").contains("database_password_env"))
     }
 
-    @Test func thePasswordFileMustBePrivate() throws {
+    @Test func thePasswordFileMustBePrivate() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pw-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         try "hunter2\n".write(toFile: file, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
         var c = try load("database: postgres://hub@127.0.0.1/x\ndatabase_password_file: \(file)\n")
-        #expect(throws: HubError.self) { _ = try c.openDatabase(logger: Logger(label: "test")) }
+        await #expect(throws: HubError.self) { _ = try await c.openDatabase(logger: Logger(label: "test")) }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
-        #expect(try c.openDatabase(logger: Logger(label: "test")).location == "postgres://hub@127.0.0.1:5432/x?sslmode=prefer")
+        #expect(try await c.openDatabase(logger: Logger(label: "test")).location == "postgres://hub@127.0.0.1:5432/x?sslmode=prefer")
         c.passwordFile = nil
         c.passwordEnv = "FLAPHUB_TEST_UNSET_\(UUID().uuidString.prefix(6))"
-        #expect(throws: HubError.self) { _ = try c.openDatabase(logger: Logger(label: "test")) }
+        await #expect(throws: HubError.self) { _ = try await c.openDatabase(logger: Logger(label: "test")) }
     }
 }

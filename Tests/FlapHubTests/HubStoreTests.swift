@@ -176,17 +176,17 @@ func temporaryDatabase() -> String {
 
     @Test(arguments: Engine.allCases) func aVersionOneDatabaseGainsMessageOptionsAndKeepsItsMessages(_ engine: Engine) async throws {
         let name = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
-        func database() throws -> any SQLDatabase { engine == .sqlite ? try SQLiteDatabase(path: name) : try engine.postgres(name) }
+        func database() async throws -> any SQLDatabase { engine == .sqlite ? try await SQLiteDatabase.open(path: name) : try engine.postgres(name) }
         defer { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
         do {
             // The schema as version 1 wrote it (messages without options), with one message.
-            let db = try database()
+            let db = try await database()
             try await db.migrate(Self.version1)
             try await db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','board','h2',1)")
             try await db.query("INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, expires_at) VALUES('00000000-0000-0000-0000-000000000001','a','b','OLD','text',10,1e12)")
             await #expect(throws: (any Error).self) { try await db.query("SELECT options FROM messages") }
         }
-        let store = try await HubStore(try database())
+        let store = try await HubStore(try await database())
         #expect(try await store.message("00000000-0000-0000-0000-000000000001", now: 20)?.content == "OLD")
         var m = HubStore.Message(id: "00000000-0000-0000-0000-000000000002", senderID: "a", recipientID: "b", content: "NEW",
                                  contentType: .text, createdAt: 30, expiresAt: 1e12)
@@ -195,7 +195,7 @@ func temporaryDatabase() -> String {
         let api = try await store.api(try #require(try await store.message(m.id, now: 31)))
         #expect(api.transition?.strategy == "column" && api.arriveAt == 40 && api.duration == 60 && api.forced == true)
         // A second start changes nothing.
-        #expect(try await HubStore(try database()).message(m.id, now: 31)?.options == m.options)
+        #expect(try await HubStore(try await database()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
             #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 3)
         } else {

@@ -2,7 +2,6 @@ import CALSA
 import CGPIOD
 import CMosquitto
 import CSerialPort
-import CSQLite
 import Testing
 
 /// The system libraries link and answer: proof that the install step is right.
@@ -25,10 +24,5 @@ import Testing
     @Test func libmosquitto() {
         var major: Int32 = 0, minor: Int32 = 0, revision: Int32 = 0
         #expect(mosquitto_lib_version(&major, &minor, &revision) >= 2_000_000 && major == 2, "libmosquitto \(major).\(minor).\(revision)")
-    }
-
-    @Test func sqlite() {
-        let version = String(cString: sqlite3_libversion())
-        #expect(version.hasPrefix("3."), "SQLite \(version)")
     }
 }
