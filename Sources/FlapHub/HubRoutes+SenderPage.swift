@@ -51,7 +51,7 @@ extension Hub {
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
         var previews: [Preview] = []
         for name in sending.recipients {
-            guard let to = try await store.user(name), try await store.areFriends(me.id, to.id) else {
+            guard let (to, _, friends) = try await store.recipient(name, of: me.id), friends else {
                 previews.append(Preview(recipient: name, problem: "not a friend")); continue
             }
             let face = try await store.face(of: to.id)
@@ -59,9 +59,9 @@ extension Hub {
                   let (zone, mapper) = BoardFace.composing(area) else {
                 previews.append(Preview(recipient: to.username, problem: "this board shows no messages from you")); continue
             }
-            let m = HubStore.Message(id: "preview", senderID: me.id, recipientID: to.id, content: sending.content,
-                                     contentType: sending.type, createdAt: t, unlockAt: nil, expiresAt: t + 1)
-            let part = Composer().compose(HubStore.api(m, sender: me).inboxMessage, in: zone, mapper: mapper)
+            let m = InboxMessage(id: "preview", senderID: me.id, senderName: me.username, content: sending.content,
+                                 contentType: sending.type, sentAt: t)
+            let part = Composer().compose(m, in: zone, mapper: mapper)
             let cells = (0..<part.frame.rows).map { r in (0..<part.frame.cols).map { c in part.frame[r, c].text } }
             previews.append(Preview(recipient: to.username, reported: face != nil, rows: area.rows, cols: area.cols,
                                     cells: cells, cut: part.cut, substitutions: part.substitutions.map(\.description),

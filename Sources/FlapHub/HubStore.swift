@@ -84,8 +84,11 @@ public final class HubStore: Sendable {
     func users(_ clause: String, _ parameters: [SQLValue]) async throws -> [User] {
         try await db.query("SELECT id, username, display_name FROM users \(clause)", parameters).map {
             User(id: $0[0].text!, username: $0[1].text!, displayName: $0[2].text)
-        }.sorted { ($0.username.lowercased(), $0.id) < ($1.username.lowercased(), $1.id) }  // by name, whatever the engine's collation
+        }.sorted(by: Self.byName)
     }
+
+    /// Users in order of name, whatever the engine's collation.
+    static func byName(_ a: User, _ b: User) -> Bool { (a.username.lowercased(), a.id) < (b.username.lowercased(), b.id) }
 
     // MARK: friends
 
@@ -165,8 +168,8 @@ public final class HubStore: Sendable {
                    CASE WHEN EXISTS(SELECT 1 FROM friendships WHERE user_id = ? AND friend_id = users.id) THEN 1 ELSE 0 END
             FROM users WHERE id = ? OR lower(username) = lower(?)
             """, [.text(sender), .text(sender), .text(idOrName.lowercased()), .text(idOrName)])
-        guard let r = rows.min(by: { ($0[1].text!.lowercased(), $0[0].text!) < ($1[1].text!.lowercased(), $1[0].text!) }) else { return nil }
-        return (User(id: r[0].text!, username: r[1].text!, displayName: r[2].text), r[3].int == 1, r[4].int == 1)
+        return rows.map { r in (User(id: r[0].text!, username: r[1].text!, displayName: r[2].text), r[3].int == 1, r[4].int == 1) }
+            .min { Self.byName($0.user, $1.user) }
     }
 
     public func blocks(_ user: String, _ other: String) async throws -> Bool {

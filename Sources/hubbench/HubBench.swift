@@ -180,7 +180,8 @@ struct Scenario {
                 }
                 return await group.reduce(0, +)
             }
-            let elapsed = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+            let took = start.duration(to: .now).components
+            let elapsed = Double(took.seconds) + Double(took.attoseconds) / 1e18
             return await settle(accepted: accepted, offered: rate, elapsed: elapsed)
         }
 

@@ -51,8 +51,7 @@ public struct BoardFace: Codable, Equatable, Sendable {
     /// the first). Nil when the board shows no message of this sender.
     public func area(senderID: String, username: String) -> Area? {
         let keys = [senderID.lowercased(), username.lowercased()]
-        return areas.first { $0.senders?.contains { keys.contains($0.lowercased()) } == true }
-            ?? (areas.contains { $0.senders?.contains { keys.contains($0.lowercased()) } == true } ? nil : areas.first { $0.senders == nil })
+        return areas.first { $0.senders?.contains { keys.contains($0.lowercased()) } == true } ?? areas.first { $0.senders == nil }
     }
 
     /// Why this face cannot be taken (a bound passed or a value that means nothing), or nil.
@@ -79,7 +78,6 @@ public struct BoardFace: Codable, Equatable, Sendable {
     }
 
     private static func drum(_ codes: [Int]) throws -> Drum {
-        guard codes.count <= 72 else { throw DrumError.empty }
         var glyphs: [Glyph] = []
         for code in codes {
             guard let g = Glyph(code: code) else { throw DrumError.unknownGlyph("{\(code)}") }
