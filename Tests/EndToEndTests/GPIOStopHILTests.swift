@@ -115,25 +115,34 @@ import Testing
     /// `GPIOHILTests` checks by hand), and the next message ends on its glyphs, drawn by hand.
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aStopMidTransitionLeavesEveryLEDModuleOnTheSavedGlyph() async throws {
-        let board = Self.max7219
         // A frame of the chain is some 2,400 traced line writes: a message's frames overflow the
         // trace buffer, which keeps the newest. So each run's last 3,000 writes are recorded (a
         // multiple of the request's 3 lines: whole writes), several frames.
-        guard let (console, first, second) = try await twoRuns(board, "ledstop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
-                                                               stepsPerRevolution: 0, first: "+++", second: "BAB",
-                                                               record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
-            kill -TERM $f; wait $f
-            echo "FLAPD-EXIT stop $?"
-            echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
-            """) else { return }
-        #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
-        let stopped = try #require(Self.saved("SAVED", console), "\(console)")
-        #expect(stopped.contains { $0 < 39 }, "the stop came mid-transition: \(stopped)")
-        let atStop = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
-        let saved = stopped.map { LEDFont.rows(Drum.standard.glyphs[$0]) }
-        #expect(atStop == saved, "the chain's last frame at the stop \(atStop); the saved flaps \(stopped) are drawn \(saved)")
-        let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
-        #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
+        // A guest starved for the whole 8 s stops a settled chain (CI, stop 31: `[39, 39, 39]`),
+        // which says nothing of a stop mid-transition: the scene is set up again, up to 3 times,
+        // as for the drums.
+        for attempt in 1...3 {
+            guard let (console, first, second) = try await twoRuns(Self.max7219, "ledstop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                                   stepsPerRevolution: 0, first: "+++", second: "BAB",
+                                                                   record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
+                kill -TERM $f; wait $f
+                echo "FLAPD-EXIT stop $?"
+                echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
+                """) else { return }
+            #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
+            let stopped = try #require(Self.saved("SAVED", console), "\(console)")
+            print("ledstop: attempt \(attempt) stopped at flaps \(stopped)")
+            guard stopped.contains(where: { $0 < 39 }) else {
+                if attempt == 3 { Issue.record("in 3 attempts the stop never came mid-transition: \(stopped)") }
+                continue
+            }
+            let atStop = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
+            let saved = stopped.map { LEDFont.rows(Drum.standard.glyphs[$0]) }
+            #expect(atStop == saved, "the chain's last frame at the stop \(atStop); the saved flaps \(stopped) are drawn \(saved)")
+            let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
+            #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
+            return
+        }
     }
 
     /// 6c with 6b: SIGKILL at a random instant mid-transition on the MAX7219 chain, then a
