@@ -34,21 +34,35 @@ struct HubBench: AsyncParsableCommand {
         let flaphub = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flaphub").path
         print("== flaphub at scale: \(boards) boards, \(senders) senders, \(Int(seconds)) s each, loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
         let postgres = try PostgresServer()
-        var rates: [String: Double] = [:]
+        var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)] {
             let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate,
-                                    database: usePostgres ? postgres.address(try postgres.createDatabase()) : nil, instances: instances)
+                                    database: usePostgres ? postgres.address(try postgres.createDatabase()) : nil,
+                                    postmaster: usePostgres ? postgres.postmasterPID : nil, instances: instances)
             let r = try await scenario.run()
             rates[label] = r.saturated.rate
+            if instances == 2 { twoInstances = r.saturated }
+            print((label + ", idle").padding(toLength: 36, withPad: " ", startingAt: 0)
+                  + String(format: "CPU a second with every board connected: flaphub %.1f ms, PostgreSQL %.1f ms", r.idle.flaphub, r.idle.postgres))
             for (phase, p) in [("saturated", r.saturated), (String(format: "at %.0f/s", rate), r.atRate)] {
                 guard let p else { continue }
                 let name = (label + ", " + phase).padding(toLength: 36, withPad: " ", startingAt: 0)
                 print(name + String(format: "%7.0f accepted/s  p50 %6.1f ms  p99 %6.1f ms  received %d of %d  %5.1f KiB RSS per board",
                                     p.rate, p.p50, p.p99, p.received, p.accepted, r.kibPerBoard))
+                let c = p.cpuPerMessage
+                print(String(repeating: " ", count: 36) + String(format: "CPU per message: flaphub %.2f ms, PostgreSQL %.2f ms, bench %.2f ms; %.2f of %d cores busy",
+                                                                   c.flaphub, c.postgres, c.bench, p.coresBusy, ProcessInfo.processInfo.activeProcessorCount))
             }
         }
         if let base = rates["SQLite, 1 instance"], base > 0, let two = rates["PostgreSQL, 2 instances"], let one = rates["PostgreSQL, 1 instance"] {
             print(String(format: "PostgreSQL 2 instances / SQLite 1 instance: %.2f×  (1 instance: %.2f×; the goal is ≥ 3×)", two / base, one / base))
+            // What these cores could carry if the database cost nothing: flaphub's own work and
+            // the bench's (its boards and senders) per message are left, and every core on them.
+            if let c = twoInstances?.cpuPerMessage, c.flaphub + c.bench > 0 {
+                let cores = ProcessInfo.processInfo.activeProcessorCount, ceiling = Double(cores) * 1000 / (c.flaphub + c.bench)
+                print(String(format: "on %d cores, with a database that cost nothing: at most %.0f/s = %.2f× (flaphub %.2f + bench %.2f ms of CPU a message)",
+                             cores, ceiling, ceiling / base, c.flaphub, c.bench))
+            }
         }
     }
 }
@@ -56,8 +70,8 @@ struct HubBench: AsyncParsableCommand {
 /// One store's run: its instances, boards connected, senders sending for a while.
 struct Scenario {
     let flaphub: String, boards: Int, senders: Int, seconds: Double, rate: Double
-    /// PostgreSQL's address, or nil for a SQLite file.
-    let database: String?
+    /// PostgreSQL's address and its server's main process, or nil for a SQLite file.
+    let database: String?, postmaster: Int32?
     let instances: Int
 
     /// One phase's figures: accepted messages a second, POST → received latency (ms).
@@ -65,8 +79,14 @@ struct Scenario {
         var offered: Double?
         var rate: Double, p50: Double, p99: Double
         var received: Int, accepted: Int
+        /// Processor time per accepted message, by part; the cores kept busy on average.
+        var cpuPerMessage = CPUTime(), coresBusy = 0.0
     }
-    struct Result { var saturated: Phase, atRate: Phase?, kibPerBoard: Double }
+    struct Result {
+        var saturated: Phase, atRate: Phase?, kibPerBoard: Double
+        /// Processor time a second with every board connected and no message (ms/s).
+        var idle: CPUTime
+    }
 
     func run() async throws -> Result {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hubbench-\(UUID().uuidString.prefix(8))").path
@@ -132,6 +152,10 @@ struct Scenario {
         while shared.authenticated.load(ordering: .relaxed) < boards, Date() < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
         let connected = shared.authenticated.load(ordering: .relaxed)
         let rssAfter = processes.map { rss($0.processIdentifier) }.reduce(0, +)
+        let pids = processes.map { $0.processIdentifier }
+        let idleBefore = CPUTime.now(instances: pids, postmaster: postmaster)
+        try await Task.sleep(for: .seconds(2))
+        let idle = CPUTime.now(instances: pids, postmaster: postmaster) - idleBefore
 
         // Senders: each posts to its boards in turn until the time is up (throughput, saturated);
         // then messages offered at a fixed rate, each from the next sender (latency below saturation).
@@ -139,12 +163,22 @@ struct Scenario {
         http.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: senders)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
         let load = Load(client: client, shared: shared, ports: ports, senderTokens: senderTokens, boardNames: boardNames, senders: senders)
-        let saturated = await load.closedLoop(seconds: seconds)
-        let atRate = rate > 0 ? await load.openLoop(rate: rate, seconds: seconds) : nil
+        func measured(_ phase: () async -> Phase) async -> Phase {
+            let before = CPUTime.now(instances: pids, postmaster: postmaster), start = ContinuousClock.now
+            var p = await phase()
+            let used = CPUTime.now(instances: pids, postmaster: postmaster) - before, n = Double(max(1, p.accepted))
+            let wall = start.duration(to: .now) / .milliseconds(1)
+            p.cpuPerMessage = CPUTime(flaphub: used.flaphub / n, postgres: used.postgres / n, bench: used.bench / n)
+            p.coresBusy = used.total / wall
+            return p
+        }
+        let saturated = await measured { await load.closedLoop(seconds: seconds) }
+        let atRate = rate > 0 ? await measured { await load.openLoop(rate: rate, seconds: seconds) } : nil
         try await client.shutdown()
         if connected < boards { print("  (only \(connected) of \(boards) boards connected)") }
         return Result(saturated: saturated, atRate: atRate,
-                      kibPerBoard: connected > 0 ? Double(rssAfter - rssBefore) / 1024 / Double(connected) : .nan)
+                      kibPerBoard: connected > 0 ? Double(rssAfter - rssBefore) / 1024 / Double(connected) : .nan,
+                      idle: CPUTime(flaphub: idle.flaphub / 2, postgres: idle.postgres / 2, bench: idle.bench / 2))
     }
 
     /// Senders posting; a message's latency is taken by the board that receives it.

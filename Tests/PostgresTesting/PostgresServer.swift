@@ -45,6 +45,11 @@ public final class PostgresServer: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// The server's main process (`postmaster.pid`'s first line), while it runs.
+    public var postmasterPID: Int32? {
+        (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?.split(separator: "\n").first.flatMap { Int32($0) }
+    }
+
     /// Starts the server (again, after a stop) and returns once it accepts connections.
     public func start() throws {
         let options = "-p \(port) -h 127.0.0.1 -k \(directory) -c fsync=off -c full_page_writes=off -c max_connections=300"
