@@ -16,6 +16,8 @@ public final class Hub: Sendable {
     let sockets = SocketRegistry()
     /// Events to the other instances on the same PostgreSQL database; nil on SQLite.
     let relay: PostgresRelay?
+    /// What this instance passed on and has still to mark delivered (with a relay).
+    let marks = DeliveryMarks()
     let logger: Logger
     let now: @Sendable () -> Double
     let limits: HubLimits
@@ -60,9 +62,10 @@ public final class Hub: Sendable {
             configuration: .init(address: .hostname(bind, port: port), serverName: "flaphub"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
-        // Started first, stopped last: the database, then the relay; the server stops first of all.
+        // Started first, stopped last: the database, the delivery marks, then the relay; the
+        // server stops first of all.
         if let database = store.db as? PostgresDatabase { app.addServices(database) }
-        if let relay { app.addServices(Relaying(hub: self, relay: relay)) }
+        if let relay { app.addServices(Marking(hub: self), Relaying(hub: self, relay: relay)) }
         app.addServices(Purge(hub: self))
         return app
     }

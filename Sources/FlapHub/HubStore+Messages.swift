@@ -90,11 +90,15 @@ extension HubStore {
 
     /// Marks messages delivered; returns those that were not yet (each exactly once, however
     /// many requests and sockets deliver it at the same time).
+    /// One statement for every `DeliveryMarks.batch` ids.
     public func markDelivered(_ ids: [String], now: Double) async throws -> [Message] {
         var marked: [Message] = []
-        for id in ids where Self.isID(id) {
-            let rows = try await db.query("UPDATE messages SET delivered_at = ? WHERE id = ? AND delivered_at IS NULL AND expires_at > ? RETURNING \(Self.columns)",
-                                          [.double(now), .text(id.lowercased()), .double(now)])
+        let valid = ids.filter(Self.isID).map { SQLValue.text($0.lowercased()) }
+        for start in stride(from: 0, to: valid.count, by: DeliveryMarks.batch) {
+            let some = valid[start..<min(start + DeliveryMarks.batch, valid.count)]
+            let places = Array(repeating: "?", count: some.count).joined(separator: ",")
+            let rows = try await db.query("UPDATE messages SET delivered_at = ? WHERE id IN (\(places)) AND delivered_at IS NULL AND expires_at > ? RETURNING \(Self.columns)",
+                                          [.double(now)] + some + [.double(now)])
             marked += rows.map(Self.message)
         }
         return marked

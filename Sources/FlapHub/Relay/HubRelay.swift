@@ -104,12 +104,9 @@ extension Hub {
                 if relay == nil {
                     try await delivered(try await store.markDelivered([id], now: t))
                 } else {
-                    // The next event need not wait for the sender to hear "delivered".
-                    Task { [self] in
-                        do { try await delivered(try await store.markDelivered([id], now: t)) } catch {
-                            logger.warning("could not mark message \(id) delivered: \(error)")
-                        }
-                    }
+                    // The next event need not wait for the sender to hear "delivered": marked
+                    // in batches by `Marking`.
+                    await marks.add(id)
                 }
             } catch {
                 logger.warning("could not pass message \(id) on: \(error)")
