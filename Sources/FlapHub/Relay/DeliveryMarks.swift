@@ -70,6 +70,8 @@ final class DeliveryMarks: Sendable {
         }
     }
 
+    var isFinished: Bool { state.withLock { $0.finished } }
+
     /// No more ids will come: `next()` ends once the queue is empty.
     func finish() {
         let (taker, adders) = state.withLock { s in
@@ -84,7 +86,8 @@ final class DeliveryMarks: Sendable {
 
 extension Hub {
     /// Marks what this instance passed on delivered, a batch a statement, and tells the senders;
-    /// at the graceful shutdown (after the relay has stopped) it marks what is left, then ends.
+    /// at the graceful shutdown (after the relay has stopped) it marks what is left, then ends (at
+    /// the first batch that fails then).
     struct Marking: Service {
         let hub: Hub
         func run() async throws {
@@ -92,6 +95,9 @@ extension Hub {
                 while let ids = await hub.marks.next() {
                     do { try await hub.delivered(try await hub.store.markDelivered(ids, now: hub.now())) } catch {
                         hub.logger.warning("could not mark \(ids.count) messages delivered: \(error)")
+                        // Stopping with the database gone: the rest would each wait 5 s to fail
+                        // (their boards are given them again when they catch up).
+                        if hub.marks.isFinished { break }
                     }
                 }
             } onGracefulShutdown: { hub.marks.finish() }
