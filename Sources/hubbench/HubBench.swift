@@ -219,12 +219,14 @@ struct Scenario {
             return await settle(accepted: accepted, offered: rate, elapsed: elapsed)
         }
 
-        /// One POST from sender `s` to the `turn`th of its boards; whether it was accepted.
+        /// One POST from sender `s` to the `turn`th of its boards, through the instances in turn
+        /// (as a proxy takes them: with two, every other message is posted to the instance its
+        /// board is not connected to); whether it was accepted.
         func post(from s: Int, turn: Int) async -> Bool {
             let mine = stride(from: s, to: boardNames.count, by: senders).map { boardNames[$0] }
             guard !mine.isEmpty else { return false }
             let content = "M\(shared.counter.add(1, ordering: .relaxed).newValue)"
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(ports[s % ports.count])/api/v1/messages")
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(ports[(s + turn) % ports.count])/api/v1/messages")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(senderTokens[s])")
             request.headers.add(name: "Content-Type", value: "application/json")
