@@ -8,9 +8,17 @@ import NIOCore
 /// sign-in by a one-time link, a sender's own messages, and previews on each recipient's board.
 extension Hub {
     func senderPageRoutes(_ router: Router<BasicRequestContext>, api: RouterGroup<BasicRequestContext>) {
-        router.get("/") { _, _ in Self.asset(SenderPageAssets.html, "text/html; charset=utf-8") }
-        router.get("/app.js") { _, _ in Self.asset(SenderPageAssets.script, "text/javascript; charset=utf-8") }
-        router.get("/app.css") { _, _ in Self.asset(SenderPageAssets.style, "text/css; charset=utf-8") }
+        for (path, bytes, type) in [("/", SenderPageAssets.html, "text/html; charset=utf-8"),
+                                    ("/app.js", SenderPageAssets.script, "text/javascript; charset=utf-8"),
+                                    ("/app.css", SenderPageAssets.style, "text/css; charset=utf-8")] {
+            router.get(RouterPath(path)) { _, _ in Self.asset(bytes, type) }
+            // What a monitor or `curl -I` asks: the same head, no body.
+            router.head(RouterPath(path)) { _, _ in
+                var r = Self.asset([], type)
+                r.headers[.contentLength] = "\(bytes.count)"
+                return r
+            }
+        }
         router.get("/favicon.ico") { _, _ in Response(status: .noContent) }  // none; a browser asks
 
         api.post("sessions") { request, _ in

@@ -19,6 +19,13 @@ import FoundationNetworking
         #expect(http.statusCode == 200 && http.value(forHTTPHeaderField: "Content-Type") == "text/html; charset=utf-8")
         #expect(http.value(forHTTPHeaderField: "Content-Security-Policy")?.hasPrefix("default-src 'self'") == true)
         #expect(String(decoding: page, as: UTF8.self).contains("<script src=\"app.js\">"))
+        // HEAD (a monitor, `curl -I`): the same head, its length the page's, no body (was 404).
+        var head = URLRequest(url: URL(string: hub.url + "/")!)
+        head.httpMethod = "HEAD"
+        let (none, headResponse) = try await URLSession.shared.data(for: head)
+        let headHTTP = try #require(headResponse as? HTTPURLResponse)
+        #expect(headHTTP.statusCode == 200 && headHTTP.value(forHTTPHeaderField: "Content-Length") == "\(page.count)" && none.isEmpty)
+        #expect(headHTTP.value(forHTTPHeaderField: "Content-Type") == "text/html; charset=utf-8")
 
         // Sign-in links: named errors; once; a session ends when signed out.
         for body: [String: Any] in [[:], ["link": 5], ["link": String(repeating: "a", count: 129)]] {
