@@ -39,11 +39,8 @@ extension Hub {
         }
         api.get("messages/sent") { request, _ in
             let me = try await self.caller(request)
-            var names: [String: String] = [:]
-            var sent: [SentMessage] = []
-            for m in try await self.store.sent(by: me.id, now: self.now()) {
-                if names[m.recipientID] == nil { names[m.recipientID] = try await self.store.user(m.recipientID)?.username ?? "?" }
-                sent.append(SentMessage(message: HubStore.api(m, sender: me), recipient: names[m.recipientID]!))
+            let sent = try await self.store.sent(by: me.id, now: self.now()).map {
+                SentMessage(message: HubStore.api($0.message, sender: me), recipient: $0.recipient)
             }
             return try self.reply(200, ["messages": sent])
         }

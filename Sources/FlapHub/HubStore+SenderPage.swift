@@ -47,9 +47,13 @@ extension HubStore {
         try await db.query("DELETE FROM sessions WHERE token_hash = ?", [.text(TokenHash.hex(token))])
     }
 
-    /// A sender's messages not yet expired, newest first, at most `limit`.
-    public func sent(by sender: String, now: Double, limit: Int = 100) async throws -> [Message] {
-        try await db.query("SELECT \(Self.columns) FROM messages WHERE sender_id = ? AND expires_at > ? ORDER BY created_at DESC, id LIMIT ?",
-                           [.text(sender), .double(now), .int(Int64(limit))]).map(Self.message)
+    /// A sender's messages not yet expired, newest first, at most `limit`, each with its
+    /// recipient's username ("?" for a user gone), in one statement.
+    public func sent(by sender: String, now: Double, limit: Int = 100) async throws -> [(message: Message, recipient: String)] {
+        let columns = Self.columns.split(separator: ", ").map { "m." + $0 }.joined(separator: ", ")
+        return try await db.query("""
+            SELECT \(columns), u.username FROM messages m LEFT JOIN users u ON u.id = m.recipient_id
+            WHERE m.sender_id = ? AND m.expires_at > ? ORDER BY m.created_at DESC, m.id LIMIT ?
+            """, [.text(sender), .double(now), .int(Int64(limit))]).map { (Self.message($0), $0.last?.text ?? "?") }
     }
 }

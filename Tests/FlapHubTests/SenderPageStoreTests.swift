@@ -55,8 +55,10 @@ import Testing
             try await store.insert(HubStore.Message(id: "m\(i)", senderID: from.id, recipientID: from.id == a.id ? b.id : a.id, content: "m\(i)",
                                                     contentType: .text, createdAt: t, unlockAt: nil, expiresAt: t + 100))
         }
-        #expect(try await store.sent(by: a.id, now: 20).map(\.id) == ["m3", "m2", "m0"])
-        #expect(try await store.sent(by: a.id, now: 20, limit: 2).map(\.id) == ["m3", "m2"])
-        #expect(try await store.sent(by: a.id, now: 111).map(\.id) == ["m3", "m2"], "expired ones are gone")
+        let sent = try await store.sent(by: a.id, now: 20)
+        #expect(sent.map(\.message.id) == ["m3", "m2", "m0"] && sent.map(\.recipient) == ["bob", "bob", "bob"])
+        #expect(try await store.sent(by: b.id, now: 20).map(\.recipient) == ["alice"])
+        #expect(try await store.sent(by: a.id, now: 20, limit: 2).map(\.message.id) == ["m3", "m2"])
+        #expect(try await store.sent(by: a.id, now: 111).map(\.message.id) == ["m3", "m2"], "expired ones are gone")
     }
 }
