@@ -276,17 +276,13 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             lock.unlock()
             var failed = 0
             for (i, levels) in writes.enumerated() {
-                // The journal takes the steps just before the write that makes them: a kill
-                // lands at the write's return from the kernel, with the lines set — after the
-                // write had taken them, the journal was left a step behind (CI, stop 30: a
-                // step_dir drum one step past after a restart). Only a kill in the few
-                // instructions before the write leaves it a step ahead, which a coil motor
-                // makes good at the restart (the rotor follows the next pattern).
-                if i == steps.write { for (m, place, phase) in steps.places { journal?.set(m, place, phase: phase) } }
                 do { try outputs.write(levels) } catch {
                     failed += 1
                     log("\(error)")
                 }
+                // The steps are on the lines: the journal follows at once (a kill between the
+                // two leaves it one step behind, so the gap is kept to a few stores).
+                if i == steps.write { for (m, place, phase) in steps.places { journal?.set(m, place, phase: phase) } }
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
             lock.lock()

@@ -5,7 +5,7 @@ import FlapClock
 import Foundation
 
 /// Each module's place on its drum — steps from flap 0's edge — as the lines last moved it, in a
-/// memory-mapped file the step thread stores into just before each write that steps (no system call, no
+/// memory-mapped file the step thread stores into after every write (no system call, no
 /// allocation): a process killed at any instant leaves every module's position exact to the
 /// step, a flip caught half-way included. (The kernel keeps the mapped pages after a kill;
 /// against a power cut, `flush` writes them.) A coil-driven module's place in its coil sequence
