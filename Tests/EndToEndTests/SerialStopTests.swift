@@ -18,6 +18,18 @@ import Testing
     /// the controller's clock (the instants of the MOVEs it holds) — anything else is a full turn
     /// or a stop short — and that flap is what `boards.json` says.
     @Test func aStopLeavesEveryFlapbusModuleWhereTheSavedStateSays() async throws {
+        // A test process starved for the whole 8 s stops a settled board (CI, stop 32: saved
+        // `[46, 46, 46]`, no stop MOVE), which says nothing of a stop mid-transition: the scene
+        // is set up again, up to 3 times.
+        for attempt in 1...3 {
+            guard try await stopMidTransition(lastAttempt: attempt == 3) else { continue }
+            return
+        }
+    }
+
+    /// One scene of `aStopLeavesEveryFlapbusModuleWhereTheSavedStateSays`; false when the stop
+    /// came after the transition (recorded as an issue on the last attempt).
+    func stopMidTransition(lastAttempt: Bool) async throws -> Bool {
         let controller = try ScriptedController(modules: 3)
         defer { controller.stop() }
         let dir = try scratchDirectory("flap-bus-stop")
@@ -41,7 +53,11 @@ import Testing
         flapd.terminate()
         #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
         let saved = try #require(savedPositions(dir), "\(flapd.stderr)")
-        #expect(saved.contains { $0 < 39 }, "the stop came mid-transition: \(saved)")
+        print("flapbus stop: saved \(saved)")
+        guard saved.contains(where: { $0 < 39 }) else {
+            if lastAttempt { Issue.record("in 3 attempts the stop never came mid-transition: \(saved)") }
+            return false
+        }
         // After the MOVEs of the start (every module to where it is: blank).
         #expect(controller.moveFrames.first?.map(\.flap) == [0, 0, 0], "\(controller.moveFrames)")
         let moves = Array(controller.moveFrames.dropFirst().joined())
@@ -58,6 +74,7 @@ import Testing
             // code 35), and a loaded machine stops this late enough to land on them.
             #expect(saved[m] == Int(Drum.standard.glyphs[Int(last.flap)].code), "module \(m): saved code \(saved[m]), sent to flap \(last.flap)")
         }
+        return true
     }
 
     /// A 1 × 6 board on a scripted splitflap display, flapbus controller or Krone/Omega bus,
