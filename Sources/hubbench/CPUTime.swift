@@ -28,6 +28,11 @@ struct CPUTime {
         CPUTime(flaphub: a.flaphub - b.flaphub, postgres: a.postgres - b.postgres, bench: a.bench - b.bench)
     }
 
+    /// Each part divided: per message, per second.
+    static func / (a: CPUTime, n: Double) -> CPUTime {
+        CPUTime(flaphub: a.flaphub / n, postgres: a.postgres / n, bench: a.bench / n)
+    }
+
     /// Every process's parent and ticks (`utime + stime`, and `cutime + cstime` of its reaped children).
     private static func stats() -> [Int32: (parent: Int32, own: Int, reaped: Int)] {
         var result: [Int32: (parent: Int32, own: Int, reaped: Int)] = [:]

@@ -168,7 +168,7 @@ struct Scenario {
             var p = await phase()
             let used = CPUTime.now(instances: pids, postmaster: postmaster) - before, n = Double(max(1, p.accepted))
             let wall = start.duration(to: .now) / .milliseconds(1)
-            p.cpuPerMessage = CPUTime(flaphub: used.flaphub / n, postgres: used.postgres / n, bench: used.bench / n)
+            p.cpuPerMessage = used / n
             p.coresBusy = used.total / wall
             return p
         }
@@ -178,7 +178,7 @@ struct Scenario {
         if connected < boards { print("  (only \(connected) of \(boards) boards connected)") }
         return Result(saturated: saturated, atRate: atRate,
                       kibPerBoard: connected > 0 ? Double(rssAfter - rssBefore) / 1024 / Double(connected) : .nan,
-                      idle: CPUTime(flaphub: idle.flaphub / 2, postgres: idle.postgres / 2, bench: idle.bench / 2))
+                      idle: idle / 2)
     }
 
     /// Senders posting; a message's latency is taken by the board that receives it.
