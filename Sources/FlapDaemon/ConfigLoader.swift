@@ -12,11 +12,14 @@ public enum ConfigLoader {
 
     public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(ConfigError) -> FlapdConfig {
-        guard let data = FileManager.default.contents(atPath: file) else {
+        // At most one byte past the limit is read: a file of any size costs no more than that.
+        guard let handle = FileHandle(forReadingAtPath: file), let read = try? handle.read(upToCount: YAMLBudget.maxBytes + 1) else {
             throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: nil, message: "cannot read the file")])
         }
+        try? handle.close()
+        let data = read
         guard data.count <= YAMLBudget.maxBytes else {
-            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: nil, message: "the file is larger than \(YAMLBudget.maxBytes / 1024) KiB")])
+            throw ConfigError(file: file, issues: [YAMLBudget.oversize(Array(data))])
         }
         guard let text = String(validating: data, as: UTF8.self) else {
             let (line, column, byte) = firstNonUTF8(Array(data))

@@ -30,7 +30,11 @@ public struct LocalPost: Equatable, Sendable {
             if let seconds = try? c.decodeIfPresent(Double.self, forKey: .arriveAt) {
                 arriveAt = seconds
             } else if let text = try? c.decodeIfPresent(String.self, forKey: .arriveAt) {
-                if let date = ISO8601DateFormatter().date(from: text) { arriveAt = date.timeIntervalSince1970 } else {
+                if let date = ISO8601DateFormatter().date(from: text) {
+                    if LocalPost.offsetIsReal(text) { arriveAt = date.timeIntervalSince1970 } else {
+                        problem = "arriveAt: '\(text.prefix(40))' has no real UTC offset (Z, or −12:00 … +14:00)"
+                    }
+                } else {
                     problem = "arriveAt: '\(text.prefix(40))' is not an ISO 8601 instant such as 2026-11-26T18:00:00Z"
                 }
             } else if c.contains(.arriveAt), !((try? c.decodeNil(forKey: .arriveAt)) ?? false) {
@@ -41,6 +45,20 @@ public struct LocalPost: Equatable, Sendable {
             if let d = duration, !InboxMessage.durationRange.contains(d) { problem = problem ?? "duration: \(d) s is outside 10 s – 12 h (10…43200)" }
             do { forced = try c.decodeIfPresent(Bool.self, forKey: .forced) } catch { problem = problem ?? "forced is not true or false" }
         }
+    }
+
+    /// Whether an ISO 8601 instant ends in `Z` or an offset that a clock somewhere can show:
+    /// −12:00 … +14:00, minutes under 60 (the formatter alone takes `+99:00`).
+    static func offsetIsReal(_ text: String) -> Bool {
+        let t = Array(text.utf8)
+        guard let last = t.last else { return false }
+        if last == UInt8(ascii: "Z") || last == UInt8(ascii: "z") { return true }
+        guard let sign = t.lastIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) else { return false }
+        let digits = t[(sign + 1)...].filter { $0 != UInt8(ascii: ":") }
+        guard digits.count == 4, digits.allSatisfy({ (48...57).contains($0) }) else { return false }
+        let n = digits.map { Int($0) - 48 }
+        let hours = n[0] * 10 + n[1], minutes = n[2] * 10 + n[3]
+        return minutes < 60 && (t[sign] == UInt8(ascii: "+") ? hours * 60 + minutes <= 14 * 60 : hours * 60 + minutes <= 12 * 60)
     }
 
     /// Reads a body as `LocalMessage.parse` does, then the fields of its transition and the rest.

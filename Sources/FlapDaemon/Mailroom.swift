@@ -89,9 +89,11 @@ public final class Mailroom: Sendable {
                 // A state dir from before the local API was a sender: what the board showed stays.
                 saved.inbox.receive(kept, now: now())
             }
+            // What each board is going to, read before the lock: the wall is never called under it.
+            let targets = wall.config.boards.indices.map { wall.target(board: $0) }
             state.withLock { s in
                 s.saved = saved
-                for b in Set(s.router.zones.map(\.board)) { s.composed[b] = wall.target(board: b) }
+                for b in Set(s.router.zones.map(\.board)) where b < targets.count { s.composed[b] = targets[b] }
             }
             logger.info("inbox restored", metadata: ["senders": "\(saved.inbox.live.count)", "held": "\(saved.inbox.held.count)"])
         } catch {
@@ -268,13 +270,16 @@ public final class Mailroom: Sendable {
         let quiet = quietNow(t, switched: state.withLock { $0.quietSwitch })
         // What each board is going to (read before the lock: the wall is never called under it).
         let targets = quiet == nil ? [] : boards.indices.map { wall.target(board: $0) }
+        let config = wall.config
+        // What the desk has to say, said once the lock is let go (nothing is logged under it).
+        var notes: [(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?)] = []
         let next: Double? = state.withLock { s in
             advanced = s.saved.inbox.advance(now: t, lead: Self.lead(boards))
             var routes: [Int: [InboxMessage]] = [:]
             for m in s.saved.inbox.visible {
                 let zones = s.router.zones(for: m)
                 if zones.isEmpty, s.unrouted.insert(m.senderID).inserted {
-                    logger.notice("sender is in no zone; its messages are not shown", metadata: ["sender": "\(m.senderName)", "id": "\(m.senderID)"])
+                    notes.append((.notice, "sender is in no zone; its messages are not shown", ["sender": "\(m.senderName)", "id": "\(m.senderID)"]))
                 }
                 for z in zones { routes[z, default: []].append(m) }
             }
@@ -285,15 +290,15 @@ public final class Mailroom: Sendable {
                 let b = boards[zone.board]
                 let (message, rotate) = s.cursors[i].pick(routes[i] ?? [], rotateSeconds: zone.rotateSeconds, now: t)
                 if let rotate { next = min(next ?? rotate, rotate) }
-                s.zoneShows.append(Self.shows(zone, message, config: wall.config))
+                s.zoneShows.append(Self.shows(zone, message, config: config))
                 guard let message else { continue }
                 let part = Composer().compose(message, in: zone, mapper: b.mapper)
                 if let problem = part.problem {
-                    logger.warning("message \(message.id) not shown: \(problem)")
+                    notes.append((.warning, "message \(message.id) not shown: \(problem)", nil))
                     continue
                 }
                 if !part.cut.isEmpty {
-                    logger.warning("message did not fit its zone and was cut", metadata: ["id": "\(message.id)", "cut": "\(part.cut.joined(separator: " / "))"])
+                    notes.append((.warning, "message did not fit its zone and was cut", ["id": "\(message.id)", "cut": "\(part.cut.joined(separator: " / "))"]))
                 }
                 if message.id == posted, postedPart == nil { (postedPart, postedBoard) = (part, zone.board) }
                 guard !zone.pieces.isEmpty else {
@@ -336,6 +341,7 @@ public final class Mailroom: Sendable {
             }
             return next
         }
+        for n in notes { logger.log(level: n.level, n.message, metadata: n.metadata) }
         if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
         var postedShown: Wall.Shown?
         for c in changed.sorted(by: { $0.board < $1.board }) {

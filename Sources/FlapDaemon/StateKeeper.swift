@@ -69,23 +69,30 @@ final class StateKeeper: FlipObserver {
     /// outputs write their journals — outside the lock, as every call out is.
     private func save() {
         guard let wall = wall.withLock({ $0 }) else { return }
-        let wrote: Bool = progress.withLock { p in
+        // The writer's lock: under it the boards are read and the files written (so that an older
+        // snapshot never overwrites a newer one); what is said about it is logged after.
+        enum Outcome { case unchanged, wrote, recovered, failed(any Error), stillFailing }
+        let outcome: Outcome = progress.withLock { p in
             let snapshot = Self.snapshot(wall)
-            guard snapshot != p.last else { return false }
+            guard snapshot != p.last else { return .unchanged }
             do {
                 try store.save(snapshot)
                 journal?.flush()
                 p.last = snapshot
-                if p.failing { logger.notice("board state saved again", metadata: ["dir": "\(store.directory)"]) }
-                p.failing = false
-                return true
+                defer { p.failing = false }
+                return p.failing ? .recovered : .wrote
             } catch {
-                if !p.failing { logger.error("board state not saved, the previous state is kept: \(error)") }
-                p.failing = true
-                return false
+                defer { p.failing = true }
+                return p.failing ? .stillFailing : .failed(error)
             }
         }
-        if wrote { flush() }
+        switch outcome {
+        case .unchanged, .stillFailing: return
+        case .failed(let error): logger.error("board state not saved, the previous state is kept: \(error)"); return
+        case .recovered: logger.notice("board state saved again", metadata: ["dir": "\(store.directory)"])
+        case .wrote: break
+        }
+        flush()
     }
 
     static func snapshot(_ wall: Wall) -> [StateStore.BoardState] {

@@ -13,11 +13,21 @@ enum YAMLBudget {
     /// Most nodes the document may hold with every alias expanded.
     static let maxNodes = 100_000
 
+    /// A file past `maxBytes`, named where it passes the limit: the line and column of its
+    /// first byte beyond it (what an editor shows, to cut the file there).
+    static func oversize(_ bytes: [UInt8]) -> ConfigIssue {
+        var line = 1, column = 1
+        for b in bytes.prefix(maxBytes) {
+            if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
+        }
+        return ConfigIssue(path: "", line: line, message: "the file is larger than \(maxBytes / 1024) KiB (\(maxBytes) bytes): it passes the limit at column \(column)")
+    }
+
     /// The first limit the text exceeds, as a problem and its line (from 1); nil when within
     /// every limit or when libyaml cannot read it (composing then names the syntax error).
     static func problem(_ text: String) -> (message: String, line: Int?)? {
         var bytes = Array(text.utf8)
-        guard bytes.count <= maxBytes else { return ("the file is larger than \(maxBytes / 1024) KiB", nil) }
+        guard bytes.count <= maxBytes else { let o = oversize(bytes); return (o.message, o.line) }
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { return nil }
         defer { yaml_parser_delete(&parser) }

@@ -127,11 +127,11 @@ extension GPIODriver {
         case .missed, .unexpected, .notFound:
             let what = event == .missed ? "missed its home pulse" : event == .unexpected ? "saw its home pulse where none should be" : "found no home pulse in a turn and a half"
             if tracker.state == .faulty {
-                log("module \(m / cols),\(m % cols) \(what): faulty after \(tracker.failures) failures, left still")
+                notes.append("module \(m / cols),\(m % cols) \(what): faulty after \(tracker.failures) failures, left still")
                 pending[m] = []
                 releases[m] = now
             } else {
-                log("module \(m / cols),\(m % cols) \(what): homing it again")
+                notes.append("module \(m / cols),\(m % cols) \(what): homing it again")
                 startHoming(m, now: now)
             }
         }
@@ -166,8 +166,16 @@ extension GPIODriver {
                     if let event = homes?[m].read(upTo: readUpTo) { handle(event, module: m, now: now) }
                 }
                 lock.broadcast()
+                let said = takeNotes()
                 lock.unlock()
+                for note in said { log(note) }
             }
         }
+    }
+
+    /// The notes gathered so far, taken; the caller holds the lock and logs them once it lets go.
+    func takeNotes() -> [String] {
+        defer { notes = [] }
+        return notes
     }
 }

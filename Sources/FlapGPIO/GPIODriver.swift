@@ -25,6 +25,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private let outputs: any GPIOOutputs
     let log: @Sendable (String) -> Void
     let lock = NSCondition()
+    /// What the driver has to say, gathered under `lock` and logged by whoever lets it go
+    /// (`takeNotes`): nothing is logged under the lock.
+    var notes: [String] = []
     var engine: LineEngine
     /// Each module's step instants still to come (monotonic ns), soonest last, so the step
     /// thread takes one off the end rather than shifting the whole list.
@@ -273,7 +276,9 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             let (writes, steps) = due(now: MonotonicClock.now())
             let journal = self.journal
             writing = true
+            let said = takeNotes()
             lock.unlock()
+            for note in said { log(note) }
             var failed = 0
             for (i, levels) in writes.enumerated() {
                 do { try outputs.write(levels) } catch {

@@ -71,12 +71,9 @@ public final class FlapbusDriver: MovePlanSink, Sendable {
     /// Hands MOVEs (and SHOWs) to the link, noting each module's new target first.
     private func send(_ moves: [Flapbus.Move], shows: [Flapbus.Show]) {
         targets.withLock { t in
-            for m in moves {
-                let module = Int(m.module) - firstModule
-                t[module] = m.flap
-                onSent(module, m.flap)
-            }
+            for m in moves { t[Int(m.module) - firstModule] = m.flap }
         }
+        for m in moves { onSent(Int(m.module) - firstModule, m.flap) }  // outside the lock, before the link
         link.transition(moves: moves, shows: shows)
     }
 

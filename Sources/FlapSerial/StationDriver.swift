@@ -105,10 +105,11 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
             lock.lock()
             let now = MonotonicClock.now()
             var group: [(address: UInt8, flap: UInt8)] = []
+            var noted: [(module: Int, flap: UInt8)] = []
             var plannedAt: Int64?
             for d in queue.take(by: now) {
                 targets[d.module] = d.flap
-                onSent(d.module, d.flap)
+                noted.append((d.module, d.flap))
                 group.append((addresses[d.module], d.flap))
                 plannedAt = plannedAt ?? d.at
             }
@@ -118,6 +119,8 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
                 _ = lock.wait(until: Date().addingTimeInterval(Double(wait) / 1e9))
             }
             lock.unlock()
+            // Each module's new target is noted (the journal) before it is sent, outside the lock.
+            for n in noted { onSent(n.module, n.flap) }
             if group.isEmpty { _ = try port.read(max: 256, timeoutMs: 0) } else { try send(group, port: port, plannedAt: plannedAt) }
         }
     }

@@ -44,8 +44,9 @@ struct ConductorState: ~Copyable {
 
     init(tracks: [Track]) { self.tracks = tracks }
 
-    /// Replaces the board's pending flips by a plan from where its modules are at t0. Returns
-    /// the plan and the 90° instants of the flips in progress, which go on.
+    /// Replaces the board's pending flips by a plan from where its modules are at t0: a flip in
+    /// progress goes on and its module is free when it ends; every other module is free at t0.
+    /// Returns the plan and the 90° instants of the flips in progress.
     mutating func replan(board b: Int, target: [UInt8], t0: Int64, style: TransitionStyle? = nil) -> (FlipPlan, [Int64]) {
         var track = tracks[b]
         let flip = track.board.timing.flip
@@ -66,7 +67,9 @@ struct ConductorState: ~Copyable {
                 kept.append(e.instant)
                 return false
             }
-            states[m].readyAt = max(0, flipStart - t0)
+            // Not begun: the module is free now (its old plan's start is no promise to keep —
+            // taking it as "busy until then" pushed each re-plan later than the one before, and
+            // quick re-plans with `together` held the board still for minutes: issue 39).
             return true
         }
         let plan = Planner.plan(rows: track.board.rows, cols: track.board.cols, from: states, to: target,

@@ -38,7 +38,10 @@ struct FlapBench: AsyncParsableCommand {
         if only == "all" || only == "service" { try await ServiceBench.run(flapd: flapd) }
         if only == "all" || only == "demo" { try await DemoBench.run(transitions: transitions, flapd: flapd) }
         if only == "all" || only == "messages" { try await MessagesBench.run(flapd: flapd, messages: messages, seconds: 5) }
-        if only == "all" || only == "abuse" { try AbuseBench.run(flapd: flapd) }
+        if only == "all" || only == "abuse" {
+            try AbuseBench.run(flapd: flapd)
+            try ChurnBench.run(flapd: flapd ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flapd").path)
+        }
     }
 }
 

@@ -14,11 +14,26 @@ enum FuzzTargets {
         "json": { bytes in _ = try? StrictJSON.check(bytes) },
         // The local API's POST body.
         "local-api": { bytes in _ = LocalPost.parse(Data(bytes)) },  // the message, then its transition and arriveAt
-        // A VBML document as the local API takes it, rendered as a board (and a Note) would.
+        // A VBML document as the local API takes it, rendered as a board (and a Note) would —
+        // and within its limits: what renders holds only Vestaboard's codes, from templates of
+        // at most 16,384 characters (issue 39: a long template without a tag got through).
         "vbml": { bytes in
             guard case .success(.vbml(let document)) = LocalMessage.parse(Data(bytes)) else { return }
-            _ = try? VBML.render(document, rows: 6, cols: 22, seed: 1)
-            _ = try? VBML.render(document, rows: 3, cols: 15, seed: 2)
+            for (rows, cols, seed) in [(6, 22, UInt64(1)), (3, 15, 2)] {
+                guard let board = try? VBML.render(document, rows: rows, cols: cols, seed: seed) else { continue }
+                precondition(board.joined().allSatisfy { Glyph(code: $0) != nil }, "VBML rendered a code Vestaboard does not have")
+                precondition(document.components.allSatisfy { ($0.template?.count ?? 0) <= 16_384 }, "VBML rendered a template over its limit")
+            }
+        },
+        // An MQTT message topic's payload, as the bridge takes it into the local API's door: bytes
+        // that are not UTF-8 never reach the board.
+        "mqtt": { bytes in
+            switch MQTTPayload.messageBody(bytes) {
+            case .failure: return
+            case .success(let body):
+                precondition(String(validating: bytes, as: UTF8.self) != nil, "MQTT took bytes that are not UTF-8")
+                _ = LocalPost.parse(body)
+            }
         },
         // flapd.yaml, as check-config, run and SIGHUP read it.
         "config": { bytes in

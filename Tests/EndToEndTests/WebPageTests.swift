@@ -38,6 +38,8 @@ import Testing
         let cut = try #require(seen["preview-cut"] as? [String])
         #expect(!cut.isEmpty && seen["preview-cut-shown"] as? [String] == cut.map { "Cut (does not fit): " + $0 })
         #expect(seen["send-status"] as? String == "201" && seen["sent-shows-preview"] as? Bool == true)
+        #expect(seen["late-settled"] as? Bool == true, "a late page ends on the last message")
+        #expect((seen["late-mixed"] as? [Any])?.isEmpty == true, "a late page shows no module with two glyphs: \(seen["late-mixed"] ?? "")")
         let zone = try #require(seen["status-zone-sender"] as? [String])
         #expect(zone.prefix(4) == ["wall", "1–6", "1–22", "local"], "\(zone)")
         #expect(seen["histogram-bars"] as? Int == 12)

@@ -113,7 +113,12 @@ import FlapCore
         #expect(problem(#"{"components":[{"template":"A{43}"}]}"#) == "components[0]: {43} is not a Vestaboard character code")
         #expect(problem(#"{"components":[{"template":"{{name"}]}"#) == "components[0].template: a tag {{ is not closed with }}")
         #expect(problem(#"{"components":[{"template":"{{#a}}x"}]}"#) == "components[0].template: section {{#a}} is not closed")
-        #expect(problem(#"{"components":[{},{"rawCharacters":[[80]]}]}"#) == "components[1].rawCharacters[0][0]: 80 is not a Vestaboard code (0–71)")
+        #expect(problem(#"{"components":[{},{"rawCharacters":[[80]]}]}"#) == "components[1].rawCharacters[0][0]: 80 is not a Vestaboard character code")
+        // Issue 39: codes inside 0–71 that Vestaboard does not have, and a long template with no tag.
+        #expect(problem(#"{"components":[{"rawCharacters":[[1,43]]}]}"#) == "components[0].rawCharacters[0][1]: 43 is not a Vestaboard character code")
+        #expect(problem(#"{"components":[{"randomColors":{"colors":[63,45]}}]}"#) == "components[0].randomColors.colors: give Vestaboard character codes to draw from")
+        #expect(problem(#"{"components":[{"template":""# + String(repeating: "A", count: 16_385) + #""}]}"#) == "components[0].template: longer than 16384 characters")
+        #expect(problem(#"{"components":[{"template":""# + String(repeating: "A", count: 16_384) + #""}]}"#) == nil)
         #expect(problem(#"{"components":[{"style":{"justify":"middle"},"template":"x"}]}"#) == "components[0].style.justify is not left, right, center or justified")
         #expect(problem(#"{"components":[{"style":{"width":500},"template":"x"}]}"#) == "components[0].style.width: 500 is not 1–132")
         #expect(problem(#"{"components":[{"calendar":{"month":13,"year":2026}}]}"#) == "components[0].calendar.month: 13 is not 1–12")

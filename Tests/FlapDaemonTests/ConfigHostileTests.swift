@@ -50,13 +50,16 @@ import Testing
     @Test func aFileOverTheSizeLimitIsRefused() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("flapd-\(UUID()).yaml")
         defer { try? FileManager.default.removeItem(at: file) }
-        try Data(repeating: 0x23, count: YAMLBudget.maxBytes + 1).write(to: file)
+        // Ten-byte lines past the limit: it passes it 6 bytes into line 104,858 (issue 39: the
+        // error named the limit but not where).
+        try Data(String(repeating: "# comment\n", count: YAMLBudget.maxBytes / 10 + 2).utf8).write(to: file)
         do {
             _ = try ConfigLoader.load(file: file.path, environment: [:])
             Issue.record("accepted")
         } catch {
-            #expect(error.issues.map(\.description) == ["config: the file is larger than 1024 KiB"])
+            #expect(error.issues.map(\.description) == ["config: the file is larger than 1024 KiB (1048576 bytes): it passes the limit at column 7 (line 104858)"])
         }
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(String(repeating: "# comment\n", count: YAMLBudget.maxBytes / 10 + 2)) }
     }
 }
 

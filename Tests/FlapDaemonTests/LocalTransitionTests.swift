@@ -29,6 +29,9 @@ final class PlanRecorder: MovePlanSink {
         #expect(try app.transition.style() == TransitionStyle(order: .edgesToCenter, stepInterval: 120 * ms, maxMoving: 12))
         #expect(app.arriveAt == 1_795_716_000)
         #expect(try parse(#"{"text": "hi", "arriveAt": 1795716000.5}"#).get().arriveAt == 1_795_716_000.5)
+        #expect(try parse(#"{"text": "hi", "arriveAt": "2026-11-27T08:00:00+14:00"}"#).get().arriveAt == 1_795_716_000)
+        #expect(try parse(#"{"text": "hi", "arriveAt": "2026-11-26T06:00:00-12:00"}"#).get().arriveAt == 1_795_716_000)
+        #expect(try parse(#"{"text": "hi", "arriveAt": "2026-11-26T23:30:00+05:30"}"#).get().arriveAt == 1_795_716_000)
         #expect(try parse("[[1]]").get().transition.isEmpty)
     }
 
@@ -40,6 +43,10 @@ final class PlanRecorder: MovePlanSink {
             (#"{"characters": [[1]], "step_size": "2"}"#, "step_size is not a whole number"),
             (#"{"text": "hi", "arriveAt": "tomorrow"}"#, "arriveAt: 'tomorrow' is not an ISO 8601 instant such as 2026-11-26T18:00:00Z"),
             (#"{"text": "hi", "arriveAt": true}"#, "arriveAt is not an instant (ISO 8601 text, or seconds since 1970)"),
+            // Issue 39: the formatter alone takes offsets no clock shows.
+            (#"{"text": "hi", "arriveAt": "2026-11-26T18:00:00+99:00"}"#, "arriveAt: '2026-11-26T18:00:00+99:00' has no real UTC offset (Z, or −12:00 … +14:00)"),
+            (#"{"text": "hi", "arriveAt": "2026-11-26T18:00:00-12:30"}"#, "arriveAt: '2026-11-26T18:00:00-12:30' has no real UTC offset (Z, or −12:00 … +14:00)"),
+            (#"{"text": "hi", "arriveAt": "2026-11-26T18:00:00+05:60"}"#, "arriveAt: '2026-11-26T18:00:00+05:60' has no real UTC offset (Z, or −12:00 … +14:00)"),
             (#"{"text": "hi", "arriveAt": 1e12}"#, "arriveAt: 1000000000000.0 is not an instant between 1970 and 2100"),
         ]
         for (body, message) in cases { #expect(parse(body) == .failure(.badRequest(message)), "\(body)") }

@@ -162,6 +162,22 @@ try:
     out["sent-shows-preview"] = settled_on(preview["message"])
     wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".leaf"))
     driver.save_screenshot(f"{outdir}/compose.png")
+    # 5b. A page that runs late (Chromium's CPU throttled 6×, messages every 0.4 s): when the board
+    #     settles, every module shows one glyph on both halves, the settled one (issue 39, item 3).
+    driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": 6})
+    for i, word in enumerate(["OOOO PPPP QQQQ", "PPPP QQQQ RRRR", "QQQQ RRRR SSSS", "ROPQ SRQP OPQR"]):
+        http("POST", "/local-api/message", {"text": word})
+        time.sleep(0.4)
+    last = http("GET", "/local-api/message")[1]["message"]
+    out["late-settled"] = settled_on(last)
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".leaf"))
+    driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": 1})
+    out["late-mixed"] = driver.execute_script(
+        "const b = flapd.boards[0], bad = [];"
+        "b.cells.forEach((c, i) => { const t = c.querySelector('.half.top span').textContent,"
+        " u = c.querySelector('.half.bottom span').textContent, g = glyph(b, Number(c.dataset.code)).text;"
+        " if (t !== g || u !== g) bad.push([Math.floor(i / b.cols), i % b.cols, t, u, g]); });"
+        "return bad;")
     latency = driver.execute_script("return flapd.latency.slice().sort((a, b) => a - b)")
     first_board = driver.execute_script("return flapd.readyAt")
 

@@ -65,8 +65,8 @@ public enum VBML {
                 throw VBMLDocument.Problem("\(name).rawCharacters: larger than \(maxSide) × \(maxSide)")
             }
             for (r, row) in raw.enumerated() {
-                for (c, code) in row.enumerated() where !(0...71).contains(code) {
-                    throw VBMLDocument.Problem("\(name).rawCharacters[\(r)][\(c)]: \(code) is not a Vestaboard code (0–71)")
+                for (c, code) in row.enumerated() where Glyph(code: code) == nil {
+                    throw VBMLDocument.Problem("\(name).rawCharacters[\(r)][\(c)]: \(code) is not a Vestaboard character code")
                 }
             }
             return raw
@@ -75,8 +75,8 @@ public enum VBML {
         let height = try side(style.height, "\(name).style.height") ?? boardHeight
         if let colours = component.randomColors {
             let codes = colours.colors ?? Array(63...70)
-            guard !codes.isEmpty, codes.allSatisfy({ (0...71).contains($0) }) else {
-                throw VBMLDocument.Problem("\(name).randomColors.colors: give Vestaboard codes (0–71) to draw from")
+            guard !codes.isEmpty, codes.allSatisfy({ Glyph(code: $0) != nil }) else {
+                throw VBMLDocument.Problem("\(name).randomColors.colors: give Vestaboard character codes to draw from")
             }
             return (0..<height).map { _ in (0..<width).map { _ in codes[Int(random.next() % UInt64(codes.count))] } }
         }

@@ -7,8 +7,8 @@ enum VBMLCalendar {
         let month = c.month.value, year = c.year.value
         guard (1...12).contains(month) else { throw VBMLDocument.Problem("\(component).calendar.month: \(month) is not 1–12") }
         guard (1000...9999).contains(year) else { throw VBMLDocument.Problem("\(component).calendar.year: \(year) is not 1000–9999") }
-        for code in [c.defaultDayColor].compactMap({ $0 }) + (c.days ?? [:]).values where !(0...71).contains(code) {
-            throw VBMLDocument.Problem("\(component).calendar: \(code) is not a Vestaboard code (0–71)")
+        for code in [c.defaultDayColor].compactMap({ $0 }) + (c.days ?? [:]).values where Glyph(code: code) == nil {
+            throw VBMLDocument.Problem("\(component).calendar: \(code) is not a Vestaboard character code")
         }
         var highlights: [(day: Int, code: Int)] = []
         for (key, code) in c.days ?? [:] {

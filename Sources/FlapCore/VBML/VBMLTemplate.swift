@@ -17,6 +17,9 @@ enum VBMLTemplate {
     }
 
     static func fill(_ template: String, props: [String: VBMLValue], component: String) throws(VBMLDocument.Problem) -> String {
+        guard template.count <= maxOutput else {
+            throw VBMLDocument.Problem("\(component).template: longer than \(maxOutput) characters")
+        }
         guard template.contains("{{") else { return template }
         let nodes = try parse(template, component: component)
         var out = ""

@@ -104,11 +104,11 @@ final class MQTTBridge: Service, Sendable {
     private func take(_ command: Command, client: MQTTClient) async {
         switch command {
         case .message(let payload):
-            guard payload.count <= LocalAPI.maxBody else { return refuse(client, device.messageSet, "larger than \(LocalAPI.maxBody) bytes") }
-            let text = String(decoding: payload, as: UTF8.self)
-            // A local API body as it is; anything else is the text of a message.
-            let first = text.first { !$0.isWhitespace }
-            let body = first == "{" || first == "[" ? Data(payload) : SortedJSON.data(["text": text])
+            let body: Data
+            switch MQTTPayload.messageBody(payload) {
+            case .failure(let why): return refuse(client, device.messageSet, why.message)
+            case .success(let b): body = b
+            }
             switch await LocalAPI.accept(body, mailroom: mailroom, wall: wall) {
             case .failure(let e): refuse(client, device.messageSet, e.message)
             case .success(nil): logger.info("MQTT message kept, not shown now", metadata: ["why": "\(mailroom.isQuietHolding ? "quiet hours" : "no zone takes @local")"])

@@ -26,13 +26,16 @@ public final class WebFeed: FlipObserver, Sendable {
         case settled(board: Int, transition: Int, frame: Frame)
     }
 
-    /// The pages watching, each a stream of event chunks.
+    /// The pages watching, each a stream of event chunks. Its lock only adds, removes and copies
+    /// entries: a stream is woken outside it, because a stream's end (a page that goes) runs
+    /// under the stream's own lock and takes this one — holding this lock while waking a stream
+    /// deadlocked the two (issue 39).
     final class Watchers: Sendable {
         let streams = Mutex<(next: Int, all: [Int: AsyncStream<[UInt8]>.Continuation])>((0, [:]))
         let count = Atomic<Int>(0)
 
         func send(_ chunk: [UInt8]) {
-            streams.withLock { for c in $0.all.values { c.yield(chunk) } }
+            for c in streams.withLock({ Array($0.all.values) }) { c.yield(chunk) }
         }
     }
 

@@ -64,6 +64,9 @@ function makeCell(board, code) {
   const g = glyph(board, code);
   const cell = el('div', { class: 'flap', 'data-code': code }, half('half top', g), half('half bottom', g));
   cell.scheduled = code;
+  // Flips of a module are numbered as they come; each half shows the newest flip that reached
+  // it, so a timer that fires late (a slow page) never puts an older glyph back.
+  cell.flipsSeen = cell.codeFlip = cell.topFlip = cell.bottomFlip = 0;
   return cell;
 }
 
@@ -86,6 +89,7 @@ function flip(b, row, col, code, at, planned, transition) {
   const cell = board.cells[row * board.cols + col];
   const from = glyph(board, cell.scheduled), to = glyph(board, code);
   cell.scheduled = code;
+  const n = ++cell.flipsSeen;
   const half = board.flip / 2, now = performance.now();
   const top = cell.querySelector('.half.top'), bottom = cell.querySelector('.half.bottom');
   const upper = el('div', { class: 'leaf top' }, el('span', {}, from.text));
@@ -93,21 +97,23 @@ function flip(b, row, col, code, at, planned, transition) {
   if (from.color) upper.style.background = from.color;
   if (to.color) lower.style.background = to.color;
   cell.append(upper, lower);
-  top.firstChild.textContent = to.text; top.style.background = to.color || '';
+  // The upper half behind the falling leaf shows the new glyph (the leaf hides it until then).
+  if (n > cell.topFlip) { cell.topFlip = n; setHalf(top, to); }
   upper.animate([{ transform: 'rotateX(0deg)' }, { transform: 'rotateX(-90deg)' }],
     { duration: half, delay: at - half - now, fill: 'both' });
   lower.animate([{ transform: 'rotateX(90deg)' }, { transform: 'rotateX(0deg)' }],
     { duration: half, delay: at - now, fill: 'both' });
   due.push({ at, apply: () => {
-    cell.dataset.code = code;
+    if (n > cell.codeFlip) { cell.codeFlip = n; cell.dataset.code = code; }
     flapd.log.push({ board: b, row, col, code, planned, transition, at: performance.now() });
   } });
   if (due.length === 1) pump();
   setTimeout(() => {
     upper.remove(); lower.remove();
-    bottom.firstChild.textContent = to.text; bottom.style.background = to.color || '';
+    if (n > cell.bottomFlip) { cell.bottomFlip = n; setHalf(bottom, to); }
   }, Math.max(0, at + half - now));
 }
+function setHalf(h, g) { h.firstChild.textContent = g.text; h.style.background = g.color || ''; }
 
 // --- the live board ----------------------------------------------------------------------------
 function hello(h) {
@@ -154,10 +160,16 @@ function flips(e) {
 function settled(e) {
   const board = flapd.boards[e.board];
   if (!board) return;
+  const seen = board.cells.map((cell) => cell.flipsSeen);
   setTimeout(() => {
+    // Every module, both halves: whatever a late timer left, the wall shows this frame. Flips
+    // that came before it may not paint over it; flips of a later transition still do.
     e.codes.forEach((line, r) => line.forEach((code, c) => {
-      const cell = board.cells[r * board.cols + c];
-      if (Number(cell.dataset.code) !== code) { cell.dataset.code = code; cell.scheduled = code; paint(cell, glyph(board, code)); }
+      const i = r * board.cols + c, cell = board.cells[i];
+      if (cell.flipsSeen !== seen[i]) return;  // a later transition moves it: its settle will come
+      cell.dataset.code = code; cell.scheduled = code;
+      cell.codeFlip = cell.topFlip = cell.bottomFlip = cell.flipsSeen;
+      paint(cell, glyph(board, code));
     }));
     flapd.settledCount++;
   }, LEAD + board.flip);

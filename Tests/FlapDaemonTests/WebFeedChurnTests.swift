@@ -1,0 +1,55 @@
+import FlapCore
+import Foundation
+import Synchronization
+import Testing
+@testable import FlapDaemon
+
+/// Issue 39, item 1: pages that open and close `/events` while the board flips and the keepalive
+/// fires never stop the feed. Before the fix, the keepalive woke every page's stream holding the
+/// feed's lock while a closing page's end (the stream's own lock held) waited for the feed's lock:
+/// both threads stopped for good, and with them every HTTP door.
+@Suite struct WebFeedChurnTests {
+    /// Pages come and go as the server's pump does (a task reading the stream, cancelled from
+    /// another thread when the connection closes), on plain threads, while flips are pushed and
+    /// the keepalive fires every millisecond. The churn runs off the cooperative pool so that a
+    /// deadlock is seen as a bound passed, not as a test that hangs.
+    @Test func pagesComingAndGoingWhileTheBoardFlipsNeverStopTheFeed() {
+        let feed = WebFeed(keepaliveEvery: 0.001)
+        let rounds = 400, pages = 4
+        let done = DispatchSemaphore(value: 0)
+        let opened = Atomic<Int>(0)
+        for _ in 0..<pages {
+            Thread {
+                for _ in 0..<rounds {
+                    guard let stream = feed.watch(hello: { ["boards": []] }) else { continue }
+                    opened.add(1, ordering: .relaxed)
+                    let read = DispatchSemaphore(value: 0)
+                    let pump = Task {
+                        var first = true
+                        for await _ in stream where first { first = false; read.signal() }
+                    }
+                    read.wait()
+                    pump.cancel()  // the connection closed: what the event loop does
+                }
+                done.signal()
+            }.start()
+        }
+        let flipper = Thread {
+            let glyph = Glyph(character: "A")!
+            for i in 0..<(rounds * 20) {
+                feed.flip(FlipEvent(board: 0, row: 0, col: i % 22, flip: 0, glyph: glyph, transition: 1,
+                                    transitionStart: 0, planned: Int64(i), actual: Int64(i)))
+                if i % 50 == 0 { feed.settled(board: 0, transition: 1, frame: Frame(rows: 1, cols: 22)) }
+            }
+        }
+        flipper.start()
+        // A generous bound: the churn takes well under a second on an idle machine.
+        let finished = (0..<pages).allSatisfy { _ in done.wait(timeout: .now() + 120) == .success }
+        #expect(finished, "pages stopped opening and closing: the feed is deadlocked")
+        guard finished else { return }  // a deadlocked feed is left as it is: finishing it would hang
+        #expect(opened.load(ordering: .relaxed) > 0)
+        // The feed still takes a page and hands it its hello.
+        #expect(feed.watch(hello: { ["boards": []] }) != nil)
+        feed.finish()
+    }
+}
