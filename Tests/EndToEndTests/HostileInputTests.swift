@@ -12,18 +12,8 @@ import Glibc
     static func exchange(port: Int, _ bytes: [UInt8], thenWaitForClose: Bool = true) async -> String {
         await withCheckedContinuation { c in
             Thread {
-                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                guard let fd = loopbackConnection(port: port) else { c.resume(returning: "<connect failed>"); return }
                 defer { close(fd) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                var timeout = timeval(tv_sec: 60, tv_usec: 0)
-                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                guard connected == 0 else { c.resume(returning: "<connect failed>"); return }
                 _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 var answer: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 65536)

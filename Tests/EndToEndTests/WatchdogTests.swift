@@ -20,18 +20,8 @@ import Glibc
     /// One HTTP/1.1 exchange on a new connection (`Connection: close`); the answer's status line,
     /// or what went wrong. `stopAt`: for a stream, close once the answer holds it.
     static func exchange(port: Int, _ request: String, stopAt: String? = nil) -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let fd = loopbackConnection(port: port) else { return "<connect failed: errno \(errno)>" }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)  // a bound against a hang on a starved machine
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return "<connect failed: errno \(errno)>" }
         let bytes = Array(request.utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var answer: [UInt8] = []
