@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Testing
 
@@ -32,10 +33,20 @@ import Testing
         // (Precision is flapbench's to measure: ±0.01 ms on an idle machine.)
         let undisturbed = report["underruns"] as? Int == 0 && report["remaps"] as? Int == 0
 
-        // The three parts (single clack, row cascade, full board) each begin after silence.
+        // The three parts (single clack, row cascade, full board) each begin after silence. What
+        // the player guarantees on a starved machine (issue 33: CI once heard two of the three):
+        // every clack sounds or is counted dropped (more than 50 ms overdue — a late burst would
+        // sound worse than a gap); after an underrun or a re-map the stream skips the time the
+        // thread was away, which shortens the silences between parts in the written stream. So
+        // every part is heard, apart, only on an undisturbed run with nothing dropped; otherwise
+        // no more onsets than parts, and at least one if a clack sounded.
         let starts = planned.indices.filter { $0 == 0 || planned[$0] - planned[$0 - 1] > 100_000_000 }.map { planned[$0] }
         let found = onsets(try wavSamples("\(dir)/copy.wav"))
-        #expect(found.count == starts.count, "onsets at \(found)")
+        if undisturbed && report["dropped"] as? Int == 0 {
+            #expect(found.count == starts.count, "onsets at \(found): \(test.stdout)")
+        } else {
+            #expect(found.count <= starts.count && (found.count > 0) == ((report["clacks"] as? Int ?? 0) > 0), "onsets at \(found): \(test.stdout)")
+        }
         for (onset, instant) in zip(found, starts) where undisturbed {
             let heard = origin + Int64(onset) * 1_000_000_000 / Int64(rate)
             let error = Double(heard - instant) / 1e6
