@@ -194,11 +194,23 @@ let package = Package(
         .testTarget(name: "FlapHubTests", dependencies: ["FlapHub", "PostgresTesting"]),
         .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),
-        // End-to-end: the real flapd executable as a process, over real loopback HTTP.
+        // What the end-to-end suites share: the real executables as child processes, a scripted
+        // message API server, a flaphub, a Mosquitto broker, nginx, QEMU guests, a notify socket.
+        .target(
+            name: "EndToEndSupport",
+            dependencies: [
+                "PostgresTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
+            path: "Tests/EndToEndSupport"),
+        // End-to-end: the real flapd executable as a process, over real loopback HTTP, against
+        // nothing heavier than a pty, a PulseAudio null sink or a Python client. The loop a
+        // contributor runs: `swift test --skip ProofTests`.
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "PostgresTesting",
+                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport",
                 // The LED font, to draw a saved glyph as the chain must show it (checked by hand for A and B).
                 "FlapGPIO", "FlapCore",
                 // A scripted message API server, for frames a real hub never sends.
@@ -206,11 +218,21 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
+        // The proofs on real parts that take minutes or whole machines: QEMU guests (gpio-sim, a
+        // UART, systemd), the aarch64 build, Chromium, PostgreSQL and nginx, Mosquitto, the
+        // package, kills and a starved machine. `swift test` runs them with everything else.
+        .testTarget(
+            name: "ProofTests",
+            dependencies: [
+                "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport",
+                "FlapGPIO", "FlapCore",
+                .product(name: "WSClient", package: "swift-websocket"),
+            ]),
     ]
 )
 
 if !withHub {
-    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests", "PostgresTesting", "hubbench"]
+    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests", "EndToEndSupport", "ProofTests", "PostgresTesting", "hubbench"]
     package.products.removeAll { hub.contains($0.name) }
     package.targets.removeAll { hub.contains($0.name) }
     package.dependencies.removeAll { dependency in

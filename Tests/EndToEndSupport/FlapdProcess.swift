@@ -7,8 +7,8 @@ import FoundationNetworking
 /// come, so that a test can wait for what it prints. Spawned and reaped with posix_spawn and
 /// waitpid on threads of its own: Foundation's Process can block reaping one child while
 /// another runs.
-final class FlapdProcess: @unchecked Sendable {
-    let pid: pid_t
+public final class FlapdProcess: @unchecked Sendable {
+    public let pid: pid_t
     private let lock = NSCondition()
     private var out = Data()
     private var err = Data()
@@ -18,7 +18,7 @@ final class FlapdProcess: @unchecked Sendable {
     private var ended: Bool { status != nil && openStreams == 0 }
 
     /// The flapd built beside this test bundle (or $FLAPD_BIN).
-    static var executable: String {
+    public static var executable: String {
         if let path = ProcessInfo.processInfo.environment["FLAPD_BIN"] { return path }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("flapd").path), dir.path != "/" {
@@ -32,9 +32,12 @@ final class FlapdProcess: @unchecked Sendable {
 
     /// Starts flapd (or another program) with these arguments; the environment is this
     /// process's, without FLAPD_LOCAL_API_KEY, plus `environment`.
-    init(_ arguments: [String], environment: [String: String] = [:], executable: String = FlapdProcess.executable) throws {
+    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = FlapdProcess.executable) throws {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "FLAPD_LOCAL_API_KEY")
+        // What ./setup --test prepares (venvs, kernels, roots) is used, never made, under a
+        // test's time limit: a maker that finds its part missing says which command makes it.
+        env["FLAP_PREPARED_ONLY"] = "1"
         env.merge(environment) { _, new in new }
         var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
         // A child spawned beside this one must not hold its pipes (the reader would never see the
@@ -100,13 +103,13 @@ final class FlapdProcess: @unchecked Sendable {
         }
     }
 
-    var stdout: String { lock.lock(); defer { lock.unlock() }; return String(decoding: out, as: UTF8.self) }
-    var stderr: String { lock.lock(); defer { lock.unlock() }; return String(decoding: err, as: UTF8.self) }
+    public var stdout: String { lock.lock(); defer { lock.unlock() }; return String(decoding: out, as: UTF8.self) }
+    public var stderr: String { lock.lock(); defer { lock.unlock() }; return String(decoding: err, as: UTF8.self) }
 
     /// Waits until `condition` holds for (stdout, stderr) or the process has ended; the bound
     /// (`within` seconds) only keeps a broken build from hanging the suite.
     @discardableResult
-    func blockingWaitUntil(within seconds: Double = 120, _ condition: (String, String) -> Bool) -> Bool {
+    public func blockingWaitUntil(within seconds: Double = 120, _ condition: (String, String) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         lock.lock()
         defer { lock.unlock() }
@@ -120,7 +123,7 @@ final class FlapdProcess: @unchecked Sendable {
     /// Waits for the process to end (and its output to be read) and returns its exit status.
     /// One still running at the bound is killed (a hung QEMU guest must not outlive its test and
     /// load the machine for the rest of the suite): its status is then that of the kill.
-    func blockingWaitForExit(within seconds: Double = 120) -> Int32 {
+    public func blockingWaitForExit(within seconds: Double = 120) -> Int32 {
         if !blockingWaitUntil(within: seconds, { _, _ in self.ended }) {
             kill(pid, SIGKILL)
             blockingWaitUntil(within: 30) { _, _ in self.ended }
@@ -133,37 +136,37 @@ final class FlapdProcess: @unchecked Sendable {
     /// The waits for async tests: each blocks a thread of its own, never one of the
     /// concurrency pool, which in-process servers of other tests need to make progress.
     @discardableResult
-    func waitUntil(_ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
+    public func waitUntil(_ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
         await offPool { $0.blockingWaitUntil(condition) }
     }
 
-    func waitForExit() async -> Int32 { await offPool { $0.blockingWaitForExit() } }
+    public func waitForExit() async -> Int32 { await offPool { $0.blockingWaitForExit() } }
 
     /// For what takes minutes on a loaded machine (a build, a QEMU guest under emulation): a
     /// bound of 15 minutes against a hang, never a measure of speed.
-    func waitForSlowExit() async -> Int32 { await offPool { $0.blockingWaitForExit(within: 900) } }
+    public func waitForSlowExit() async -> Int32 { await offPool { $0.blockingWaitForExit(within: 900) } }
 
     /// For the slowest (a first release build of the wall's binary on a fresh clone): a bound
     /// against a hang of `seconds`.
-    func waitForExit(within seconds: Double) async -> Int32 { await offPool { $0.blockingWaitForExit(within: seconds) } }
+    public func waitForExit(within seconds: Double) async -> Int32 { await offPool { $0.blockingWaitForExit(within: seconds) } }
 
     /// `waitUntil` with a bound of `seconds` against a hang (a guest under emulation).
     @discardableResult
-    func waitUntil(within seconds: Double, _ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
+    public func waitUntil(within seconds: Double, _ condition: @escaping @Sendable (String, String) -> Bool) async -> Bool {
         await offPool { $0.blockingWaitUntil(within: seconds, condition) }
     }
 
-    func apiPort() async -> Int? { await offPool { $0.blockingAPIPort() } }
+    public func apiPort() async -> Int? { await offPool { $0.blockingAPIPort() } }
 
     private func offPool<T: Sendable>(_ body: @escaping @Sendable (FlapdProcess) -> T) async -> T {
         await withCheckedContinuation { c in Thread { c.resume(returning: body(self)) }.start() }
     }
 
     /// Sends SIGTERM.
-    func terminate() { kill(pid, SIGTERM) }
+    public func terminate() { kill(pid, SIGTERM) }
 
     /// The local API's port, from the start-up log line.
-    func blockingAPIPort() -> Int? {
+    public func blockingAPIPort() -> Int? {
         var port: Int?
         blockingWaitUntil { _, e in
             guard let r = e.range(of: #"local API listening on http://[^:]+:(\d+)"#, options: .regularExpression) else { return false }
@@ -182,7 +185,7 @@ final class FlapdProcess: @unchecked Sendable {
 }
 
 /// One HTTP exchange with the local API over loopback.
-func http(_ method: String, port: Int, path: String = "/local-api/message", body: Data? = nil,
+public func http(_ method: String, port: Int, path: String = "/local-api/message", body: Data? = nil,
           key: String? = nil) async throws -> (status: Int, json: Any?) {
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
     request.httpMethod = method
@@ -193,7 +196,7 @@ func http(_ method: String, port: Int, path: String = "/local-api/message", body
 }
 
 /// The plain frames a flapd printed, each as its board lines (without the `|` borders).
-func frames(in output: String) -> [[String]] {
+public func frames(in output: String) -> [[String]] {
     var result: [[String]] = []
     var current: [String]?
     for line in output.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -207,7 +210,7 @@ func frames(in output: String) -> [[String]] {
 }
 
 /// A new empty folder of the test's own under the temporary directory.
-func scratchDirectory(_ prefix: String) throws -> String {
+public func scratchDirectory(_ prefix: String) throws -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     return dir
@@ -215,7 +218,7 @@ func scratchDirectory(_ prefix: String) throws -> String {
 
 /// A TCP connection to 127.0.0.1:`port` whose reads give up after 60 s (a bound against a hang
 /// on a starved machine); nil when it cannot connect. The caller closes it.
-func loopbackConnection(port: Int) -> Int32? {
+public func loopbackConnection(port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

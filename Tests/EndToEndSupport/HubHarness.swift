@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -7,29 +8,29 @@ import Testing
 
 /// Where a hub keeps its store in a test: a SQLite file of its own, or a database of its own on
 /// the test process's PostgreSQL server.
-enum HubEngine: String, CaseIterable, Sendable {
+public enum HubEngine: String, CaseIterable, Sendable {
     case sqlite, postgres
 }
 
 /// A real flaphub on loopback with its own database, and the users a test needs.
-final class HubHarness: @unchecked Sendable {  // used by one test at a time
-    let directory: String
-    let database: String
-    let engine: HubEngine
+public final class HubHarness: @unchecked Sendable {  // used by one test at a time
+    public let directory: String
+    public let database: String
+    public let engine: HubEngine
     private let config: String
     private var fixedURL: String?
-    private(set) var process: FlapdProcess?
-    private(set) var port = 0
+    public private(set) var process: FlapdProcess?
+    public private(set) var port = 0
     /// Bearer tokens by username.
-    private(set) var tokens: [String: String] = [:]
+    public private(set) var tokens: [String: String] = [:]
 
-    static var executable: String {
+    public static var executable: String {
         URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent("flaphub").path
     }
 
     /// `config`: extra lines of flaphub's config file (limits). `postgres`: the server a
     /// PostgreSQL store is on (the process's shared one unless given).
-    init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil, wait: Int = 120) throws {
+    public init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil, wait: Int = 120) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.engine = engine
@@ -45,7 +46,7 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
 
     /// Another instance on the same database (PostgreSQL), with the same users; `url`: reached
     /// there (a proxy) rather than at its own port.
-    init(sharing other: HubHarness, url: String? = nil) throws {
+    public init(sharing other: HubHarness, url: String? = nil) throws {
         fixedURL = url
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -61,7 +62,7 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
 
     /// Runs a flaphub admin command to its end; returns its stdout.
     @discardableResult
-    func admin(_ arguments: [String]) async throws -> String {
+    public func admin(_ arguments: [String]) async throws -> String {
         let p = try FlapdProcess(arguments + ["--database", database], executable: Self.executable)
         let status = await p.waitForExit()
         guard status == 0 else { throw HarnessError("flaphub \(arguments) exited \(status): \(p.stderr)") }
@@ -69,13 +70,13 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
     }
 
     /// Creates users; each pair in `friends` becomes friends.
-    func users(_ names: [String], friends: [(String, String)]) async throws {
+    public func users(_ names: [String], friends: [(String, String)]) async throws {
         for n in names { tokens[n] = try await admin(["user", "add", n]) }
         for (a, b) in friends { try await admin(["friend", "add", a, b]) }
     }
 
     /// Starts the server (on the port it had before, after a stop).
-    func start() async throws {
+    public func start() async throws {
         let p = try FlapdProcess(["serve", "--port", "\(port)", "--config", directory + "/flaphub.yaml"], executable: Self.executable)
         let pattern = #"flaphub listening on http://[^:]+:(\d+)"#
         // On PostgreSQL, ready once it also hears the other instances' events.
@@ -89,17 +90,17 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
         process = p
     }
 
-    func stop() async {
+    public func stop() async {
         guard let p = process else { return }
         p.terminate()
         _ = await p.waitForExit()
         process = nil
     }
 
-    var url: String { fixedURL ?? "http://127.0.0.1:\(port)" }
+    public var url: String { fixedURL ?? "http://127.0.0.1:\(port)" }
 
     /// One request to the hub as a user.
-    func request(_ method: String, _ path: String, as user: String, json body: Any? = nil) async throws -> (status: Int, json: [String: Any]) {
+    public func request(_ method: String, _ path: String, as user: String, json body: Any? = nil) async throws -> (status: Int, json: [String: Any]) {
         var request = URLRequest(url: URL(string: url + path)!)
         request.httpMethod = method
         request.setValue("Bearer \(tokens[user] ?? user)", forHTTPHeaderField: "Authorization")
@@ -109,7 +110,7 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
     }
 
     /// Sends a message; returns its id for the (single) recipient.
-    func send(_ content: String, from sender: String, to recipient: String, unlockAt: Double? = nil) async throws -> String {
+    public func send(_ content: String, from sender: String, to recipient: String, unlockAt: Double? = nil) async throws -> String {
         var body: [String: Any] = ["recipients": [recipient], "content": content]
         if let unlockAt { body["unlockAt"] = unlockAt }
         let answer = try await request("POST", "/api/v1/messages", as: sender, json: body)
@@ -121,7 +122,7 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
     }
 
     /// A flapd config subscribing `board`'s user to this hub.
-    func flapdConfig(board: String, extra: String = "", url: String? = nil) throws -> String {
+    public func flapdConfig(board: String, extra: String = "", url: String? = nil) throws -> String {
         let path = directory + "/flapd-\(UUID().uuidString).yaml"
         try """
             message_api: { url: "\(url ?? self.url)", token: "\(tokens[board]!)", ping_seconds: 2 }
@@ -134,35 +135,41 @@ final class HubHarness: @unchecked Sendable {  // used by one test at a time
     }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ d: String) { description = d }
 }
 
 extension FlapdProcess {
     /// Waits until the last frame printed satisfies `condition`.
-    func waitForFrame(_ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
+    public func waitForFrame(_ condition: @escaping @Sendable ([String]) -> Bool) async -> Bool {
         await waitUntil { out, _ in frames(in: out).last.map(condition) ?? false }
     }
 
     /// Waits until stderr holds `text` `count` times.
-    func waitForLog(_ text: String, count: Int = 1) async -> Bool {
+    public func waitForLog(_ text: String, count: Int = 1) async -> Bool {
         await waitUntil { _, e in e.components(separatedBy: text).count - 1 >= count }
     }
 }
 
 /// Board lines trimmed of blanks, without empty ones: what the board says.
-func words(_ frame: [String]) -> [String] {
+public func words(_ frame: [String]) -> [String] {
     frame.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }
 
 /// Polls a condition that no process output signals (a file appearing, a peer's state) until it
 /// holds; bounded only against a hang.
-func eventually(_ condition: () -> Bool) async -> Bool {
+public func eventually(_ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(120)
     while !condition() {
         guard Date() < deadline else { return false }
         try? await Task.sleep(for: .milliseconds(5))
     }
     return true
+}
+
+/// Events heard so far, shared with the socket tasks.
+public final class Seen: Sendable {
+    public let all = Mutex<[String]>([])
+    public init() {}
 }

@@ -3,15 +3,15 @@ import PostgresTesting
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a loopback port, started by the test, with
 /// what a test gives it in its config (a password file, a TLS listener); stopped with the test.
-final class MQTTBroker: @unchecked Sendable {
-    let port: Int
-    let dir: String
-    let extra: String
-    private(set) var process: FlapdProcess
+public final class MQTTBroker: @unchecked Sendable {
+    public let port: Int
+    public let dir: String
+    public let extra: String
+    public private(set) var process: FlapdProcess
 
-    static let executable = "/usr/sbin/mosquitto"
+    public static let executable = "/usr/sbin/mosquitto"
 
-    init(dir: String, port: Int? = nil, extra: String = "allow_anonymous true\n") async throws {
+    public init(dir: String, port: Int? = nil, extra: String = "allow_anonymous true\n") async throws {
         self.dir = dir
         self.port = try port ?? freeLoopbackPort()
         self.extra = extra
@@ -31,55 +31,56 @@ final class MQTTBroker: @unchecked Sendable {
     }
 
     /// Stops the broker (SIGTERM) and starts it again on the same port, with nothing retained.
-    func restart() async throws {
+    public func restart() async throws {
         process.terminate()
         _ = await process.waitForExit()
         process = try await Self.start(dir: dir, port: port, extra: extra)
     }
 
-    func stop() { process.terminate() }
+    public func stop() { process.terminate() }
 
-    struct BrokerError: Error, CustomStringConvertible { let description: String }
+    public struct BrokerError: Error, CustomStringConvertible { public let description: String }
 }
 
 /// `mosquitto_sub` on a topic filter, every message one JSON line (`-F %j`): what a subscriber
 /// on the broker sees, in order, retained flags included.
-final class MQTTWatch: @unchecked Sendable {
-    struct Seen: Sendable, Equatable {
-        var topic: String
-        var payload: String
-        var retained: Bool
-        var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] }
-        static func == (a: Seen, b: Seen) -> Bool { a.topic == b.topic && a.payload == b.payload && a.retained == b.retained }
+public final class MQTTWatch: @unchecked Sendable {
+    public struct Seen: Sendable, Equatable {
+        public var topic: String
+        public var payload: String
+        public var retained: Bool
+        public init(topic: String, payload: String, retained: Bool) { self.topic = topic; self.payload = payload; self.retained = retained }
+        public var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] }
+        public static func == (a: Seen, b: Seen) -> Bool { a.topic == b.topic && a.payload == b.payload && a.retained == b.retained }
     }
-    let process: FlapdProcess
+    public let process: FlapdProcess
 
-    init(port: Int, filter: String = "#", options: [String] = []) throws {
+    public init(port: Int, filter: String = "#", options: [String] = []) throws {
         process = try FlapdProcess(["-h", "127.0.0.1", "-p", "\(port)", "-t", filter, "-F", "%j", "-q", "1"] + options,
                                    executable: "/usr/bin/mosquitto_sub")
     }
 
-    static func parse(_ output: String) -> [Seen] {
+    public static func parse(_ output: String) -> [Seen] {
         output.split(separator: "\n").compactMap { line in
             guard let o = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], let topic = o["topic"] as? String else { return nil }
             return Seen(topic: topic, payload: o["payload"] as? String ?? "", retained: o["retain"] as? Bool ?? false)
         }
     }
 
-    var seen: [Seen] { Self.parse(process.stdout) }
+    public var seen: [Seen] { Self.parse(process.stdout) }
 
     /// Waits until what was seen satisfies `condition` (bounded against a hang).
     @discardableResult
-    func waitUntil(_ condition: @escaping @Sendable ([Seen]) -> Bool) async -> Bool {
+    public func waitUntil(_ condition: @escaping @Sendable ([Seen]) -> Bool) async -> Bool {
         await process.waitUntil { o, _ in condition(Self.parse(o)) }
     }
 
-    func stop() { process.terminate() }
+    public func stop() { process.terminate() }
 }
 
 /// Publishes one message with `mosquitto_pub` (nil: the payload is in `options`, `-f FILE`); returns its exit status.
 @discardableResult
-func mqttPublish(port: Int, topic: String, _ payload: String?, options: [String] = []) async throws -> Int32 {
+public func mqttPublish(port: Int, topic: String, _ payload: String?, options: [String] = []) async throws -> Int32 {
     let pub = try FlapdProcess(["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-q", "1"] + (payload.map { ["-m", $0] } ?? []) + options,
                                executable: "/usr/bin/mosquitto_pub")
     return await pub.waitForExit()

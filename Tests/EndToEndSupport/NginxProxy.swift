@@ -4,15 +4,15 @@ import PostgresTesting
 /// Debian's nginx in front of flaphub instances, configured by the example the README gives
 /// (`packaging/nginx/flaphub.conf`), its listening port and upstream ports replaced by the
 /// test's. Stops with the object.
-final class NginxProxy {
-    let port: Int
-    let directory: String
-    let process: FlapdProcess
+public final class NginxProxy {
+    public let port: Int
+    public let directory: String
+    public let process: FlapdProcess
 
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    public static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("packaging/nginx/flaphub.conf").path
 
-    init(upstreams: [Int]) async throws {
+    public init(upstreams: [Int]) async throws {
         port = try freeLoopbackPort()
         let directory = try scratchDirectory("nginx")
         self.directory = directory
@@ -40,5 +40,5 @@ final class NginxProxy {
 
     deinit { process.terminate() }
 
-    var url: String { "http://127.0.0.1:\(port)" }
+    public var url: String { "http://127.0.0.1:\(port)" }
 }

@@ -3,19 +3,19 @@ import Foundation
 /// A QEMU guest of the hardware-in-the-loop tests: Debian's amd64 kernel (or trixie's arm64 one,
 /// for the aarch64 build) and an initramfs holding the given files, whose script runs and powers
 /// off (`hardware/sim/build-guest`).
-struct QEMUGuest {
+public struct QEMUGuest {
     /// What the guest is: an x86_64 machine with the host's builds, or an aarch64 `virt` machine
     /// with builds made against `sysroot` (packaging/build-arm64).
-    enum Machine: Equatable {
+    public enum Machine: Equatable {
         case amd64
         case arm64(sysroot: String)
     }
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The guest runs the host's own x86_64 builds, so the host must be x86_64 (these machines
     /// and CI are); an arm64 Pi would need an aarch64 guest, which is not written yet.
-    static var hostIsX86_64: Bool {
+    public static var hostIsX86_64: Bool {
         #if arch(x86_64)
         true
         #else
@@ -24,13 +24,13 @@ struct QEMUGuest {
     }
 
     /// A program built beside flapd (flapserial, flapgpio …).
-    static func sibling(_ name: String) -> String {
+    public static func sibling(_ name: String) -> String {
         URL(fileURLWithPath: FlapdProcess.executable).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
     /// Builds the kernel's gpio-sim (and configfs.ko) for the guest's kernel into `dir`
     /// (`hardware/sim/build-gpio-sim`, cached); the paths of the two modules.
-    static func gpioSimModules(into dir: String, machine: Machine = .amd64) async throws -> [String] {
+    public static func gpioSimModules(into dir: String, machine: Machine = .amd64) async throws -> [String] {
         let arch = machine == .amd64 ? [] : ["--arch", "arm64"]
         let build = try FlapdProcess([repository.path + "/hardware/sim/build-gpio-sim"] + arch + [dir], executable: "/bin/bash")
         guard await build.waitForSlowExit() == 0 else { throw HarnessError("build-gpio-sim failed: \(build.stderr)") }
@@ -39,7 +39,7 @@ struct QEMUGuest {
 
     /// Guest shell lines that load those modules and make a gpio-sim chip of `lines` lines:
     /// `$b` is its configfs folder, `$chip` its name, `$sim` its sysfs folder (sim_gpioN/…).
-    static func gpioSim(lines: Int) -> String {
+    public static func gpioSim(lines: Int) -> String {
         """
         insmod /configfs.ko && insmod /gpio-sim.ko && mount -t configfs none /sys/kernel/config
         b=/sys/kernel/config/gpio-sim/board
@@ -50,11 +50,11 @@ struct QEMUGuest {
         """
     }
 
-    let dir: String
-    let machine: Machine
+    public let dir: String
+    public let machine: Machine
 
     /// Builds the guest in `dir`: `script` is run by its /bin/sh; `files` land in its /.
-    init(dir: String, script: String, files: [String], machine: Machine = .amd64) async throws {
+    public init(dir: String, script: String, files: [String], machine: Machine = .amd64) async throws {
         self.dir = dir
         self.machine = machine
         try script.write(toFile: dir + "/script", atomically: true, encoding: .utf8)
@@ -65,10 +65,10 @@ struct QEMUGuest {
     }
 
     /// A guest already built in `dir` (by `hardware/sim/build-guest`).
-    init(built dir: String) { self.dir = dir; self.machine = .amd64 }
+    public init(built dir: String) { self.dir = dir; self.machine = .amd64 }
 
     /// Boots it; its console is stdout. `serial`: QEMU arguments for a second UART.
-    func boot(memoryMB: Int = 1024, cpus: Int = 1, extra: [String] = []) throws -> FlapdProcess {
+    public func boot(memoryMB: Int = 1024, cpus: Int = 1, extra: [String] = []) throws -> FlapdProcess {
         if machine != .amd64 {
             return try FlapdProcess([
                 "-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",

@@ -7,17 +7,17 @@ import Synchronization
 
 /// A message API server that plays a script: what a real hub never sends (malformed frames,
 /// duplicates, a 10 MB frame, silence), on loopback in the test process.
-final class ScriptedAPI: Sendable {
-    typealias Script = @Sendable (_ connection: Int, _ api: ScriptedAPI, _ frames: Frames, _ out: WebSocketOutboundWriter) async throws -> Void
+public final class ScriptedAPI: Sendable {
+    public typealias Script = @Sendable (_ connection: Int, _ api: ScriptedAPI, _ frames: Frames, _ out: WebSocketOutboundWriter) async throws -> Void
 
     /// The frames a board sends on one connection, read as the script asks.
-    final class Frames: @unchecked Sendable {
+    public final class Frames: @unchecked Sendable {
         private var iterator: WebSocketInboundStream.AsyncIterator
         private let api: ScriptedAPI
         init(_ inbound: WebSocketInboundStream, api: ScriptedAPI) { iterator = inbound.makeAsyncIterator(); self.api = api }
 
         /// The next text frame (recorded), or nil when the connection ended.
-        func next() async throws -> String? {
+        public func next() async throws -> String? {
             while let m = try await iterator.nextMessage(maxSize: 1 << 20) {
                 if case .text(let t) = m { api.received.withLock { $0.append(t) }; return t }
             }
@@ -25,30 +25,30 @@ final class ScriptedAPI: Sendable {
         }
 
         /// Reads until a frame contains `text`.
-        func wait(for text: String) async throws {
+        public func wait(for text: String) async throws {
             while let t = try await next() { if t.contains(text) { return } }
             throw HarnessError("connection ended before \(text)")
         }
     }
 
     /// The body of `GET …/inbox`, which a script may change.
-    let inbox: Mutex<String>
-    let script: Script
-    let connections = Mutex(0)
-    let received = Mutex<[String]>([])
+    public let inbox: Mutex<String>
+    public let script: Script
+    public let connections = Mutex(0)
+    public let received = Mutex<[String]>([])
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
     /// Whether connection n is answered `authenticated` (else it is read on in silence).
-    let authenticates: @Sendable (Int) -> Bool
+    public let authenticates: @Sendable (Int) -> Bool
 
-    init(inbox: String, authenticates: @escaping @Sendable (Int) -> Bool = { _ in true }, script: @escaping Script) {
+    public init(inbox: String, authenticates: @escaping @Sendable (Int) -> Bool = { _ in true }, script: @escaping Script) {
         self.inbox = Mutex(inbox)
         self.authenticates = authenticates
         self.script = script
     }
 
     /// Starts serving; returns the port.
-    func start() async throws -> Int {
+    public func start() async throws -> Int {
         let router = Router()
         router.get("/api/v1/messages/inbox") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"],
@@ -75,22 +75,22 @@ final class ScriptedAPI: Sendable {
         throw HarnessError("the scripted server did not start")
     }
 
-    func stop() { task.withLock { $0?.cancel() } }
+    public func stop() { task.withLock { $0?.cancel() } }
 
     /// How many frames the board sent that contain `text`.
-    func count(_ text: String) -> Int { received.withLock { $0.filter { $0.contains(text) }.count } }
+    public func count(_ text: String) -> Int { received.withLock { $0.filter { $0.contains(text) }.count } }
 
     /// A message.new frame.
-    static func new(_ m: [String: Any]) -> String {
+    public static func new(_ m: [String: Any]) -> String {
         let data = try! JSONSerialization.data(withJSONObject: ["type": "message.new", "messageID": m["id"]!, "message": m])
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func inbox(_ messages: [[String: Any]]) -> String {
+    public static func inbox(_ messages: [[String: Any]]) -> String {
         String(decoding: try! JSONSerialization.data(withJSONObject: ["messages": messages]), as: UTF8.self)
     }
 
-    static func message(_ id: String, from sender: String, _ content: String, at t: Double = Date().timeIntervalSince1970) -> [String: Any] {
+    public static func message(_ id: String, from sender: String, _ content: String, at t: Double = Date().timeIntervalSince1970) -> [String: Any] {
         ["id": id, "senderID": "id-\(sender)", "senderUsername": sender, "content": content, "contentType": "text", "timestamp": t]
     }
 }

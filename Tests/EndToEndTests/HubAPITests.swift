@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Synchronization
 import Testing
@@ -158,9 +159,4 @@ import FoundationNetworking
         #expect(try await hub.request("DELETE", "/api/v1/messages/\(id)", as: "alice").status == 204)
         #expect(await wait(for: "board {\"messageID\":\"\(id)\",\"type\":\"message.deleted\"}"))
     }
-}
-
-/// Events heard so far, shared with the socket tasks.
-final class Seen: Sendable {
-    let all = Mutex<[String]>([])
 }

@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 import Logging
 import Testing

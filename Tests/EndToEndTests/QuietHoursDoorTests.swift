@@ -1,3 +1,4 @@
+import EndToEndSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

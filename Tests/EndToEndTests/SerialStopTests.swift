@@ -1,5 +1,6 @@
 import FlapCore
 import FlapSerialTesting
+import EndToEndSupport
 import Foundation
 import Testing
 

@@ -3,7 +3,7 @@ import Testing
 @testable import FlapDaemon
 
 /// Issue 16, item 3: the `mqtt:` section and what flapd announces — pure, no broker (the broker
-/// is in EndToEndTests/MQTTTests).
+/// is in ProofTests/MQTTTests).
 @Suite struct MQTTConfigTests {
     @Test func aFullSection() throws {
         let c = try ConfigLoader.parse("""

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapGPIO
+import EndToEndSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FlapCore
+import EndToEndSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FlapSerialTesting
+import EndToEndSupport
 import Foundation
 import Testing
 #if canImport(Glibc)

@@ -19,6 +19,7 @@ with_cache_lock() {
 fetch_kernel() { with_cache_lock fetch_kernel_locked; }
 fetch_kernel_locked() {
   [ -f "$kernel_cache/vmlinuz" ] && [ -f "$kernel_cache/configfs.ko" ] && return
+  [ -z "${FLAP_PREPARED_ONLY:-}" ] || { echo "Debian's amd64 kernel for the guests is not made yet: run ./setup --test (or Tests/prepare kernel)" >&2; exit 3; }
   local tmp; tmp=$(mktemp -d)
   (cd "$tmp" && apt-get download -qq -o Acquire::Retries=5 "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
   dpkg-deb -x "$tmp/${kernel_pkg}"_*.deb "$tmp/x"
