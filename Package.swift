@@ -240,3 +240,17 @@ if !withHub {
         return ["hummingbird", "hummingbird-websocket", "swift-crypto", "postgres-nio"].contains { location.hasSuffix("/" + $0) }
     }
 }
+
+// `./fuzz` (FLAP_FUZZ=1): the project's own modules built for libFuzzer — coverage and the address
+// sanitizer, symbols — and their dependencies not: those are then the release build the wall's
+// (packaging/build-wall) already is, in the same scratch folder (`.build-wall`), so fuzzing costs
+// the project's modules a second time, not the whole graph (issue 33).
+if Context.environment["FLAP_FUZZ"] == "1" {
+    for target in package.targets where target.name.lowercased().hasPrefix("flap") && !target.isTest {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-g"])]
+        if target.name == "flapfuzz" {
+            target.swiftSettings! += [.define("FUZZING")]
+            target.linkerSettings = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+        }
+    }
+}
