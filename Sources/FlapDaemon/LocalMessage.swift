@@ -68,7 +68,7 @@ public struct LocalPost: Equatable, Sendable {
         case .failure(let e): return .failure(e)
         case .success(let m): message = m
         }
-        let first = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
+        let first = StrictJSON.firstByte(of: body)
         guard first == UInt8(ascii: "{") else { return .success(LocalPost(message: message, transition: TransitionFields())) }
         let fields: TransitionFields
         do { fields = try JSONDecoder().decode(TransitionFields.self, from: body) } catch let DecodingError.typeMismatch(type, c) {
@@ -109,7 +109,7 @@ public enum LocalMessage: Equatable, Sendable {
         do throws(JSONInputError) { try StrictJSON.check(Array(body), limits: limits) } catch {
             return .failure(.badRequest("body is not JSON: \(error)"))
         }
-        let first = body.first { !Set<UInt8>([0x20, 0x09, 0x0A, 0x0D]).contains($0) }
+        let first = StrictJSON.firstByte(of: body)
         if first == UInt8(ascii: "{"), let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
            object["components"] != nil {
             guard object["characters"] == nil, object["text"] == nil else {

@@ -278,22 +278,20 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             writing = true
             let said = takeNotes()
             lock.unlock()
-            for note in said { log(note) }
-            var failed = 0
+            var failed: [String] = []
             for (i, levels) in writes.enumerated() {
-                do { try outputs.write(levels) } catch {
-                    failed += 1
-                    log("\(error)")
-                }
+                do { try outputs.write(levels) } catch { failed.append("\(error)") }
                 // The steps are on the lines: the journal follows at once (a kill between the
                 // two leaves it one step behind, so the gap is kept to a few stores).
                 if i == steps.write { for (m, place, phase) in steps.places { journal?.set(m, place, phase: phase) } }
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }
+            // Logged once the round's writes are on the lines: a note never delays a step.
+            for note in said + failed { log(note) }
             lock.lock()
             writing = false
             counters.writes += writes.count
-            counters.failures += failed
+            counters.failures += failed.count
         }
         lock.unlock()
     }

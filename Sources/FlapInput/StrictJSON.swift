@@ -37,6 +37,13 @@ public struct JSONInputError: Error, Equatable, Sendable, CustomStringConvertibl
 /// infinity or underflowing to zero, exactly one value. It never recurses, so no input can
 /// exhaust the stack, and it stops at the first problem.
 public enum StrictJSON {
+    /// JSON's white space (RFC 8259): space, tab, line feed, carriage return.
+    public static func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+
+    /// The first byte of `bytes` past JSON's white space — which kind of value a document holds
+    /// (`{`, `[`, `"` …) — or nil when there is nothing else.
+    public static func firstByte<Bytes: Sequence<UInt8>>(of bytes: Bytes) -> UInt8? { bytes.first { !isSpace($0) } }
+
     /// Checks `bytes`; throws the first problem found.
     public static func check(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONInputError) {
         var scanner = Scanner(bytes: bytes, limits: limits)
@@ -67,7 +74,7 @@ public enum StrictJSON {
         var atEnd: Bool { i >= b.count }
 
         mutating func skipSpace() {
-            while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0A || b[i] == 0x0D { i += 1 }
+            while i < b.count, StrictJSON.isSpace(b[i]) { i += 1 }
         }
 
         mutating func document() throws(JSONInputError) {

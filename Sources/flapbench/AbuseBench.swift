@@ -92,11 +92,12 @@ enum AbuseBench {
     struct Latencies {
         var millis: [Double] = []
         var failures = 0
+        /// The 99th percentile, in ms (NaN when nothing answered).
+        var p99: Double { let s = millis.sorted(); return s.isEmpty ? .nan : s[min(s.count - 1, s.count * 99 / 100)] }
         var summary: String {
             let s = millis.sorted()
             guard !s.isEmpty else { return "no answers (\(failures) failed)" }
-            return String(format: "p50 %.2f ms  p99 %.2f ms  max %.2f ms  (%d requests, %d failed)",
-                          s[s.count / 2], s[min(s.count - 1, s.count * 99 / 100)], s.last!, s.count, failures)
+            return String(format: "p50 %.2f ms  p99 %.2f ms  max %.2f ms  (%d requests, %d failed)", s[s.count / 2], p99, s.last!, s.count, failures)
         }
     }
 

@@ -70,8 +70,7 @@ enum ChurnBench {
         stop.store(true, ordering: .relaxed)
         done.wait()
         row("local API: 100 good clients beside the churn", beside.summary)
-        let p99 = { (l: AbuseBench.Latencies) in l.millis.sorted().dropFirst(l.millis.count * 99 / 100).first ?? .nan }
-        row("local API: p99 beside / alone", String(format: "%.2f×", p99(beside) / p99(alone)))
+        row("local API: p99 beside / alone", String(format: "%.2f×", beside.p99 / alone.p99))
         row("/events: pages opened and closed", "\(pages.load(ordering: .relaxed)) (\(pagesFailed.load(ordering: .relaxed)) without a hello in 10 s)")
         if broker != nil { row("MQTT: garbage payloads sent", "\(garbage.load(ordering: .relaxed))") }
         let after = ["GET /status", "GET /local-api/message", "GET /events"].map { door -> String in

@@ -1,3 +1,4 @@
+import FlapInput
 import FlapNet
 import Foundation
 
@@ -11,7 +12,7 @@ public enum MQTTPayload {
     public static func messageBody(_ payload: [UInt8]) -> Result<Data, LocalAPIError> {
         guard payload.count <= LocalAPI.maxBody else { return .failure(.badRequest("larger than \(LocalAPI.maxBody) bytes")) }
         guard let text = String(validating: payload, as: UTF8.self) else { return .failure(.badRequest("not UTF-8 text")) }
-        let first = payload.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        let first = StrictJSON.firstByte(of: payload)
         return .success(first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? Data(payload) : SortedJSON.data(["text": text]))
     }
 }
