@@ -92,11 +92,14 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
+        // What flaphub reads from outside (a send, a board's frame, the database address), with no
+        // server under it: the fuzzer links it without Hummingbird, PostgresNIO or swift-crypto.
+        .target(name: "FlapHubInput", dependencies: ["FlapCore", "FlapInput"]),
         // The reference server of the message API: SQLite or PostgreSQL store, REST, WebSocket.
         .target(
             name: "FlapHub",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapDoor",
+                "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -155,7 +158,7 @@ let package = Package(
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
             name: "flapfuzz",
-            dependencies: ["FlapDaemon", "FlapHub", "FlapInput", "FlapNet", "FlapSerial"]
+            dependencies: ["FlapDaemon", "FlapHubInput", "FlapInput", "FlapNet", "FlapSerial"]
         ),
         .executableTarget(
             name: "flapbench",
@@ -191,7 +194,7 @@ let package = Package(
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
         // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
         .target(name: "PostgresTesting", path: "Tests/PostgresTesting"),
-        .testTarget(name: "FlapHubTests", dependencies: ["FlapHub", "PostgresTesting"]),
+        .testTarget(name: "FlapHubTests", dependencies: ["FlapHub", "FlapHubInput", "PostgresTesting"]),
         .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),
         // What the end-to-end suites share: the real executables as child processes, a scripted
@@ -232,7 +235,7 @@ let package = Package(
 )
 
 if !withHub {
-    let hub: Set = ["flaphub", "FlapHub", "flapfuzz", "FlapHubTests", "EndToEndTests", "EndToEndSupport", "ProofTests", "PostgresTesting", "hubbench"]
+    let hub: Set = ["flaphub", "FlapHub", "FlapHubInput", "flapfuzz", "FlapHubTests", "EndToEndTests", "EndToEndSupport", "ProofTests", "PostgresTesting", "hubbench"]
     package.products.removeAll { hub.contains($0.name) }
     package.targets.removeAll { hub.contains($0.name) }
     package.dependencies.removeAll { dependency in

@@ -32,9 +32,6 @@ public final class Hub: Sendable {
                            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64)),
               ws: .init(maxFrameSize: maxFrame))
     }
-    /// What a request body and a WebSocket frame may hold.
-    public static let bodyLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
-    static let frameLimits = JSONLimits(maxBytes: 64 * 1024, maxDepth: 8)
 
     public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {

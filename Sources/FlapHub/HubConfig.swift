@@ -1,3 +1,4 @@
+import FlapHubInput
 import Foundation
 import Logging
 import Yams

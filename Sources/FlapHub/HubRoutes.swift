@@ -1,4 +1,5 @@
 import FlapCore
+import FlapHubInput
 import FlapInput
 import Foundation
 import HTTPTypes

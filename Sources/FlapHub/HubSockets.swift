@@ -1,4 +1,5 @@
 import FlapCore
+import FlapHubInput
 import FlapInput
 import Foundation
 import HummingbirdWebSocket
@@ -56,7 +57,7 @@ extension Hub {
         }
         let first = try await frames.nextMessage(maxSize: maxFrame)
         deadline.cancel()
-        guard case .text(let text) = first, case .authenticate(let token)? = Self.frame(text), let user = try await store.user(token: token, now: now()) else {
+        guard case .text(let text) = first, case .authenticate(let token)? = HubInput.frame(text), let user = try await store.user(token: token, now: now()) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
         }
@@ -72,9 +73,9 @@ extension Hub {
             }
             let frame: WireFrame
             do {
-                frame = try Self.checkedFrame(text)
+                frame = try HubInput.checkedFrame(text)
             } catch {
-                try await outbound.write(.text(HubEvent.error("bad_frame", Self.problem(error))))
+                try await outbound.write(.text(HubEvent.error("bad_frame", HubInput.problem(error))))
                 continue
             }
             switch frame {
@@ -99,26 +100,6 @@ extension Hub {
             default:
                 try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
             }
-        }
-    }
-
-    /// A client's frame: strict JSON within `frameLimits`, then a `WireFrame`.
-    static func checkedFrame(_ text: String) throws -> WireFrame {
-        try StrictJSON.check(Array(text.utf8), limits: frameLimits)
-        return try WireFrame.decode(text)
-    }
-
-    /// A client's frame, or nil when it is not one.
-    public static func frame(_ text: String) -> WireFrame? { try? checkedFrame(text) }
-
-    /// Why a client's frame was refused, in words for the `error` event.
-    static func problem(_ error: any Error) -> String {
-        switch error {
-        case let e as WireFrame.UnknownType: "unknown type '\(e.type.prefix(40))'"
-        case let e as WireFrame.Invalid:
-            if case .keyNotFound(let key, _)? = e.cause as? DecodingError { "\(e.type) needs \"\(key.stringValue)\"" } else { "\(e.type): a field has the wrong type" }
-        case DecodingError.keyNotFound(let key, _) where key.stringValue == "type": "expected a JSON object with a \"type\""
-        default: "expected a JSON object with a \"type\""
         }
     }
 }

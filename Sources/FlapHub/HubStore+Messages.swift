@@ -1,4 +1,5 @@
 import FlapCore
+import FlapHubInput
 import Foundation
 
 extension HubStore {

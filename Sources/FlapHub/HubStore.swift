@@ -1,4 +1,5 @@
 import FlapCore
+import FlapHubInput
 import Foundation
 
 /// Everything flaphub keeps, in SQLite or PostgreSQL (`HubSchema`, the same in both): users (tokens stored as SHA-256 hashes),
@@ -174,17 +175,5 @@ public final class HubStore: Sendable {
 
     public func blocks(_ user: String, _ other: String) async throws -> Bool {
         !(try await db.query("SELECT 1 FROM blocks WHERE user_id = ? AND blocked_id = ?", [.text(user), .text(other)])).isEmpty
-    }
-}
-
-/// An error with the HTTP status it answers.
-public struct HubError: Error, CustomStringConvertible {
-    public let status: Int
-    public let description: String
-    public var retryAfter: Int?
-    public init(_ status: Int, _ description: String, retryAfter: Int? = nil) {
-        self.status = status
-        self.description = description
-        self.retryAfter = retryAfter
     }
 }

@@ -1,6 +1,6 @@
 import FlapCore
 import FlapDaemon
-import FlapHub
+import FlapHubInput
 import FlapInput
 import FlapNet
 import FlapSerial
@@ -51,7 +51,7 @@ enum FuzzTargets {
         },
         // A board's face taken is then composed on, as a sender's preview does.
         "hub-frame": { bytes in
-            guard case .face(let face)? = Hub.frame(String(decoding: bytes, as: UTF8.self)), face.problem == nil,
+            guard case .face(let face)? = HubInput.frame(String(decoding: bytes, as: UTF8.self)), face.problem == nil,
                   let area = face.area(senderID: "s", username: "alice"), let (zone, mapper) = BoardFace.composing(area) else { return }
             _ = Composer().compose(InboxMessage(id: "p", senderID: "s", senderName: "alice", content: "HELLO, {63} WORLD", sentAt: 0),
                                    in: zone, mapper: mapper)

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapHubInput
 import Foundation
 import Logging
 import PostgresTesting

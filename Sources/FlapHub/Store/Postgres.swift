@@ -1,3 +1,4 @@
+import FlapHubInput
 import Foundation
 import Logging
 import NIOCore
@@ -200,4 +201,15 @@ public struct SQLFailure: Error, CustomStringConvertible {
     public var description: String { "PostgreSQL: \(message)" }
     /// A unique or primary key was already taken.
     public var isUniqueViolation: Bool { sqlState == "23505" }
+}
+
+extension PostgresSettings.TLSMode {
+    /// postgres-nio's TLS for this `sslmode`.
+    var client: PostgresClient.Configuration.TLS {
+        switch self {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
 }

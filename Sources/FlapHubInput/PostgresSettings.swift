@@ -1,5 +1,4 @@
 import Foundation
-import PostgresNIO
 
 /// Where a PostgreSQL store is: `database: postgres://user@host:port/name?sslmode=…` in the
 /// config, the password apart (`database_password_file` or `database_password_env`; a password
@@ -19,13 +18,6 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
 
     public enum TLSMode: String, Sendable, Equatable {
         case disable, prefer, require
-        var client: PostgresClient.Configuration.TLS {
-            switch self {
-            case .disable: .disable
-            case .prefer: .prefer(.makeClientConfiguration())
-            case .require: .require(.makeClientConfiguration())
-            }
-        }
     }
 
     public init() {}

@@ -13,10 +13,10 @@ public struct SendRequest: Sendable {
     /// How the board is to show it: `transition`, `arriveAt`, `duration`, `forced`.
     public var options = MessageOptions()
 
-    /// A request body as a JSON object: strict JSON within `Hub.bodyLimits` first (400 naming
+    /// A request body as a JSON object: strict JSON within `HubInput.bodyLimits` first (400 naming
     /// the problem and where), then decoded.
     public static func object(_ bytes: [UInt8]) throws(HubError) -> [String: Any] {
-        do throws(JSONInputError) { try StrictJSON.check(bytes, limits: Hub.bodyLimits) } catch {
+        do throws(JSONInputError) { try StrictJSON.check(bytes, limits: HubInput.bodyLimits) } catch {
             throw HubError(400, "body is not JSON: \(error)")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
@@ -69,7 +69,7 @@ public struct MessageOptions: Codable, Equatable, Sendable {
 
     public var isEmpty: Bool { self == MessageOptions() }
 
-    func json() -> String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self) }
+    public func json() -> String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self) }
 
     /// Reads the options of a send body; a wrong one is a 400 that names it.
     static func read(_ body: [String: Any]) throws(HubError) -> MessageOptions {
