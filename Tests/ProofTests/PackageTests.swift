@@ -49,17 +49,19 @@ struct PackageTests {
     /// Boots the guest under emulation (KVM here is nested and refuses the host's CPU model):
     /// its console to a file, its second serial port (the check's output) to stdout — amd64's
     /// ttyS1; the arm64 `virt` machine has one UART, so there a virtio console.
-    func boot(_ dir: String, arch: String, console: String) throws -> FlapdProcess {
+    /// `short`: the check ends after the SIGKILL (`flapcheck=short`), on one boot.
+    func boot(_ dir: String, arch: String, console: String, short: Bool = false) throws -> FlapdProcess {
+        let check = short ? " flapcheck=short" : ""
         let disk = ["-drive", "file=\(dir)/root.img,if=virtio,format=raw", "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.img",
                     "-m", "1536", "-smp", "2", "-display", "none", "-no-reboot", "-monitor", "none", "-nic", "none"]
         if arch == "arm64" {
             return try FlapdProcess(["-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg"] + disk + [
-                "-append", "root=/dev/vda rw console=ttyAMA0 panic=-1", "-serial", "file:\(console)",
+                "-append", "root=/dev/vda rw console=ttyAMA0 panic=-1" + check, "-serial", "file:\(console)",
                 "-device", "virtio-serial-device", "-chardev", "stdio,id=check", "-device", "virtconsole,chardev=check",
             ], executable: "/usr/bin/qemu-system-aarch64")
         }
         return try FlapdProcess(["-accel", "tcg", "-cpu", "max"] + disk + [
-            "-append", "root=/dev/vda rw console=ttyS0 panic=-1", "-serial", "file:\(console)", "-serial", "stdio",
+            "-append", "root=/dev/vda rw console=ttyS0 panic=-1" + check, "-serial", "file:\(console)", "-serial", "stdio",
         ], executable: "/usr/bin/qemu-system-x86_64")
     }
 
@@ -76,20 +78,22 @@ struct PackageTests {
     }
 
     /// What `hardware/sim/systemd-check` said on the two boots of a guest of `arch` that
-    /// installed `deb`: up to the power cut (QEMU killed), and after it.
-    func guestRun(arch: String, deb: String) async throws -> (one: [String: String], two: [String: String]) {
+    /// installed `deb`: up to the power cut (QEMU killed), and after it. `short`: one boot, the
+    /// check ending after the SIGKILL (`two` is empty).
+    func guestRun(arch: String, deb: String, short: Bool = false) async throws -> (one: [String: String], two: [String: String]) {
         let dir = try scratchDirectory("flap-systemd-guest-\(arch)")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let build = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-systemd-guest", "--arch", arch, dir, deb,
                                       QEMUGuest.repository.path + "/hardware/sim/systemd-check"], executable: "/bin/bash")
         try #require(await build.waitForExit(within: 2400) == 0, "build-systemd-guest failed: \(build.stderr.suffix(3000))")
 
-        let first = try boot(dir, arch: arch, console: dir + "/console-1.log")
+        let first = try boot(dir, arch: arch, console: dir + "/console-1.log", short: short)
         let cut = await first.waitUntil(within: 2400) { out, _ in out.contains("power-cut=now") || out.contains("check=done") }
         kill(first.pid, SIGKILL)
         _ = await first.waitForExit()
         let console1 = (try? String(contentsOfFile: dir + "/console-1.log", encoding: .utf8)) ?? ""
-        try #require(cut && first.stdout.contains("power-cut=now"), "\(first.stdout)\n--- console:\n\(console1.suffix(4000))")
+        try #require(cut && first.stdout.contains(short ? "check=done" : "power-cut=now"), "\(first.stdout)\n--- console:\n\(console1.suffix(4000))")
+        if short { return (values(first.stdout), [:]) }
 
         let second = try boot(dir, arch: arch, console: dir + "/console-2.log")
         let done = await second.waitUntil(within: 1200) { out, _ in out.contains("check=done") }
@@ -99,8 +103,9 @@ struct PackageTests {
         return (values(first.stdout), values(second.stdout))
     }
 
-    /// What a user expects of the package under systemd, as the check reported it.
-    func expectTheServiceBehaves(_ one: [String: String], _ two: [String: String], arch: String) {
+    /// What a user expects of the package under systemd on any architecture, up to a SIGKILL and
+    /// the restart that restores the board.
+    func expectTheServiceRuns(_ one: [String: String], arch: String) {
         // Figures for the README, not judged: speed is not a test's business.
         print("figures (\(arch) guest, emulated): exec → READY \(one["exec-to-ready-ms"] ?? "?") ms, RSS after a message \(one["rss-kb"] ?? "?") kB")
         #expect(one["install-rc"] == "0")
@@ -115,6 +120,11 @@ struct PackageTests {
         #expect(one["reload-bad-active"] == "active")
         #expect(Int(one["kill-restarts"] ?? "") ?? 0 >= 1)
         #expect(one["kill-status"] == #"wall shows "HELLO""#, "restarted after SIGKILL with the board restored")
+    }
+
+    /// The rest: the watchdog, a stop mid-transition, dpkg's reinstall, remove and purge, and a
+    /// power cut — the unit's and the package's doing, the same on every architecture.
+    func expectTheServiceRecovers(_ one: [String: String], _ two: [String: String]) {
         #expect(Int(one["stop-restarts"] ?? "") ?? 0 >= 1)
         #expect(Int(one["watchdog-result"] ?? "") ?? 0 >= 1, "restarted by the watchdog")
         #expect(one["long-post"] == "201")
@@ -136,11 +146,14 @@ struct PackageTests {
 
     @Test func underARealSystemdThePackageRunsReloadsRecoversAndComesBackAfterAPowerCut() async throws {
         let (one, two) = try await guestRun(arch: "amd64", deb: try await Self.package.value)
-        expectTheServiceBehaves(one, two, arch: "amd64")
+        expectTheServiceRuns(one, arch: "amd64")
+        expectTheServiceRecovers(one, two)
     }
 
     /// The arm64 package, made from the aarch64 build, in Debian trixie's arm64 kernel and
-    /// systemd under `qemu-system-aarch64`.
+    /// systemd under `qemu-system-aarch64`: one boot, up to the SIGKILL (issue 33: the whole
+    /// check on an emulated cortex-a72 was the longest suite of CI, ~17 min of two cores, and
+    /// its second half proved the unit and dpkg again, which the amd64 guest proves).
     @Test(.enabled(if: Arm64Build.binary != nil, "no aarch64 build here: `sudo packaging/build-arm64` makes one"))
     func theArm64PackageUnderSystemdOnAnArm64Kernel() async throws {
         let out = try scratchDirectory("flap-deb-arm64")
@@ -151,7 +164,7 @@ struct PackageTests {
         #expect(lintian.status == 0, "\(lintian.output)")
         let depends = try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
         #expect(depends.contains("libgpiod3") && depends.contains("libasound2t64") && depends.contains("libc6 (>= 2.38)"), "trixie's names: \(depends)")
-        let (one, two) = try await guestRun(arch: "arm64", deb: deb)
-        expectTheServiceBehaves(one, two, arch: "arm64")
+        let (one, _) = try await guestRun(arch: "arm64", deb: deb, short: true)
+        expectTheServiceRuns(one, arch: "arm64")
     }
 }
