@@ -74,14 +74,14 @@ let package = Package(
         .target(name: "FlapSerialTesting", dependencies: ["FlapSerial"]),
         .target(name: "FlapGPIO", dependencies: ["FlapCore", "FlapClock", "FlapWiring", "CGPIOD"]),
         // An MQTT connection through Eclipse Mosquitto's client library, on its network thread.
-        .target(name: "FlapMQTT", dependencies: ["CMosquitto"]),
+        .target(name: "FlapMQTT", dependencies: ["CMosquitto", "FlapWiring"]),
         // The virtual board on a terminal (ANSI) or as plain text frames.
         .target(name: "FlapTerminal", dependencies: ["FlapCore", "FlapClock"]),
         // The message API client: WebSocket subscription and REST catch-up.
         .target(
             name: "FlapNet",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapDoor",
+                "FlapCore", "FlapInput", "FlapDoor", "FlapWiring",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -107,22 +107,33 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
             ],
             // The sender's page, built into the binary.
             resources: [.embedInCode("Web/assets/index.html"), .embedInCode("Web/assets/app.js"), .embedInCode("Web/assets/app.css")]
         ),
-        // Config, board runtime, local HTTP API, service lifecycle.
+        // What a person writes in flapd.yaml, as plain values, and its loader (limits, every issue
+        // named with its line): no output or network module under it.
+        .target(
+            name: "FlapConfig",
+            dependencies: [
+                "FlapCore", "FlapWiring", "FlapClock",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // Board runtime, local HTTP API, MQTT, status, service lifecycle.
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapClock", "FlapWiring", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO", "FlapMQTT",
+                "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO", "FlapMQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -134,7 +145,7 @@ let package = Package(
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapDaemon", "FlapSound", "FlapCore",
+                "FlapDaemon", "FlapConfig", "FlapSound", "FlapCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -158,7 +169,7 @@ let package = Package(
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
             name: "flapfuzz",
-            dependencies: ["FlapDaemon", "FlapHubInput", "FlapInput", "FlapNet", "FlapSerial"]
+            dependencies: ["FlapDaemon", "FlapConfig", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial"]
         ),
         .executableTarget(
             name: "flapbench",
@@ -186,16 +197,24 @@ let package = Package(
         .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
         .testTarget(name: "FlapDoorTests", dependencies: ["FlapDoor"]),
         .testTarget(name: "FlapClockTests", dependencies: ["FlapClock"]),
-        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock"]),
-        .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal"]),
-        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring"]),
-        .testTarget(name: "FlapDaemonTests", dependencies: ["FlapDaemon"]),
-        .testTarget(name: "FlapNetTests", dependencies: ["FlapNet"]),
-        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting"]),
+        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock", "FlapCore"]),
+        .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
+        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
+        .testTarget(name: "FlapDaemonTests", dependencies: [
+            "FlapDaemon", "FlapConfig", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .testTarget(name: "FlapNetTests", dependencies: ["FlapNet", "FlapCore", "FlapWiring"]),
+        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting", "FlapTiming", "FlapClock", "FlapCore"]),
         // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
         .target(name: "PostgresTesting", path: "Tests/PostgresTesting"),
-        .testTarget(name: "FlapHubTests", dependencies: ["FlapHub", "FlapHubInput", "PostgresTesting"]),
-        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming"]),
+        .testTarget(name: "FlapHubTests", dependencies: [
+            "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),
         // What the end-to-end suites share: the real executables as child processes, a scripted
         // message API server, a flaphub, a Mosquitto broker, nginx, QEMU guests, a notify socket.
@@ -205,6 +224,8 @@ let package = Package(
                 "PostgresTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/EndToEndSupport"),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP, against
@@ -213,12 +234,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport",
-                // The LED font, to draw a saved glyph as the chain must show it (checked by hand for A and B).
-                "FlapGPIO", "FlapCore",
-                // A scripted message API server, for frames a real hub never sends.
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "FlapCore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
         // The proofs on real parts that take minutes or whole machines: QEMU guests (gpio-sim, a
@@ -229,6 +246,7 @@ let package = Package(
             dependencies: [
                 "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport",
                 "FlapGPIO", "FlapCore",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
     ]
@@ -240,7 +258,7 @@ if !withHub {
     package.targets.removeAll { hub.contains($0.name) }
     package.dependencies.removeAll { dependency in
         guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
-        return ["hummingbird", "hummingbird-websocket", "swift-crypto", "postgres-nio"].contains { location.hasSuffix("/" + $0) }
+        return ["hummingbird", "hummingbird-websocket", "swift-crypto", "postgres-nio", "sqlite-nio", "swift-http-types"].contains { location.hasSuffix("/" + $0) }
     }
 }
 

@@ -1,3 +1,4 @@
+import FlapConfig
 import FlapCore
 import FlapGPIO
 import FlapClock

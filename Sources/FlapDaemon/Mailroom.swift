@@ -1,4 +1,5 @@
 import FlapClock
+import FlapConfig
 import FlapCore
 import FlapNet
 import Foundation

@@ -1,3 +1,4 @@
+import FlapConfig
 import FlapCore
 import FlapSerial
 import FlapClock

@@ -1,4 +1,5 @@
 import Dispatch
+import FlapConfig
 import FlapCore
 import FlapSound
 import FlapClock

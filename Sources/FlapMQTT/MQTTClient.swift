@@ -1,10 +1,11 @@
 import CMosquitto
+import FlapWiring
 import Foundation
 import Synchronization
 
 /// One connection to an MQTT broker through Eclipse Mosquitto's client library (libmosquitto),
 /// on the library's own network thread: it connects in the background, keeps the connection
-/// alive, and reconnects after a loss with exponential backoff (`Settings.retryMin`…`retryMax`), for as long as
+/// alive, and reconnects after a loss with exponential backoff (`MQTTBrokerConfig.retryMin`…`retryMax`), for as long as
 /// it runs — a broker that is down at start or restarts later is found again.
 ///
 /// Callbacks come on the library's thread, one at a time: `connected` after every (re)connect,
@@ -13,36 +14,13 @@ import Synchronization
 /// publish while disconnected is dropped (its error is returned), as state is republished on
 /// every connect.
 public final class MQTTClient: Sendable {
-    /// How to reach and sign in to the broker.
+    /// How to reach and sign in to the broker (flapd.yaml's `mqtt:`, plain values in
+    /// FlapWiring), and the last will: published by the broker when the connection is lost
+    /// without a goodbye.
     public struct Settings: Sendable, Equatable {
-        public var host: String
-        public var port: Int
-        public var clientID: String
-        public var keepaliveSeconds = 30
-        public var username: String?
-        public var password: String?
-        /// TLS: the CA file that signs the broker's certificate; with `certFile` and `keyFile`, a
-        /// client certificate. `insecure` skips the check of the broker's host name (not of the chain).
-        public var tls: TLS?
-        /// Backoff between reconnects: from `retryMin` seconds, doubling, at most `retryMax`.
-        public var retryMin = 1
-        public var retryMax = 30
-        /// The last will: published by the broker when the connection is lost without a goodbye.
+        public var broker: MQTTBrokerConfig
         public var will: Message?
-
-        public struct TLS: Sendable, Equatable {
-            public var caFile: String
-            public var certFile: String?
-            public var keyFile: String?
-            public var insecure = false
-            public init(caFile: String, certFile: String? = nil, keyFile: String? = nil, insecure: Bool = false) {
-                self.caFile = caFile; self.certFile = certFile; self.keyFile = keyFile; self.insecure = insecure
-            }
-        }
-
-        public init(host: String, port: Int, clientID: String) {
-            self.host = host; self.port = port; self.clientID = clientID
-        }
+        public init(_ broker: MQTTBrokerConfig, will: Message? = nil) { self.broker = broker; self.will = will }
     }
 
     /// A message sent or received.
@@ -90,7 +68,7 @@ public final class MQTTClient: Sendable {
 
     public init(_ settings: Settings, handlers: Handlers) throws(Failure) {
         _ = MQTTClient.libraryReady
-        guard let mosq = mosquitto_new(settings.clientID, true, nil) else {
+        guard let mosq = mosquitto_new(settings.broker.clientID, true, nil) else {
             throw Failure(call: "mosquitto_new", code: MOSQ_ERR_ERRNO.rawValue, errno: errno)
         }
         handle = mosq
@@ -98,10 +76,10 @@ public final class MQTTClient: Sendable {
         self.settings = settings
         mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
         try check("mosquitto_int_option(protocol 3.1.1)", mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311))
-        if let user = settings.username {
-            try check("mosquitto_username_pw_set", mosquitto_username_pw_set(mosq, user, settings.password))
+        if let user = settings.broker.username {
+            try check("mosquitto_username_pw_set", mosquitto_username_pw_set(mosq, user, settings.broker.password))
         }
-        if let tls = settings.tls {
+        if let tls = settings.broker.tls {
             try check("mosquitto_tls_set", mosquitto_tls_set(mosq, tls.caFile, nil, tls.certFile, tls.keyFile, nil))
             if tls.insecure { try check("mosquitto_tls_insecure_set", mosquitto_tls_insecure_set(mosq, true)) }
         }
@@ -110,7 +88,7 @@ public final class MQTTClient: Sendable {
                 mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
             })
         }
-        try check("mosquitto_reconnect_delay_set", mosquitto_reconnect_delay_set(mosq, UInt32(settings.retryMin), UInt32(settings.retryMax), true))
+        try check("mosquitto_reconnect_delay_set", mosquitto_reconnect_delay_set(mosq, UInt32(settings.broker.retryMin), UInt32(settings.broker.retryMax), true))
         mosquitto_connect_callback_set(mosq) { mosq, object, rc in
             guard let client = MQTTClient.client(object) else { return }
             guard rc == 0 else { client.handlers.disconnected(String(cString: mosquitto_connack_string(rc))); return }
@@ -137,10 +115,10 @@ public final class MQTTClient: Sendable {
     public func start() throws(Failure) {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try check("mosquitto_loop_start", mosquitto_loop_start(handle))
-        let rc = mosquitto_connect_async(handle, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
+        let rc = mosquitto_connect_async(handle, settings.broker.host, Int32(settings.broker.port), Int32(settings.broker.keepaliveSeconds))
         // A refused first attempt is retried by the network thread; any other error is the config's.
         if rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_ERRNO.rawValue {
-            throw Failure(call: "mosquitto_connect_async(\(settings.host):\(settings.port))", code: rc, errno: errno)
+            throw Failure(call: "mosquitto_connect_async(\(settings.broker.host):\(settings.broker.port))", code: rc, errno: errno)
         }
     }
 

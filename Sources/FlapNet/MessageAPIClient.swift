@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FlapCore
 import FlapInput
+import FlapWiring
 import Foundation
 import Logging
 import NIOCore

@@ -76,11 +76,21 @@ public final class ClackPlayer: ClackSink {
     }
 
     public func schedule(board: Int, clacks: [Int64], since: Int64) {
-        if isQuiet(Date()) { return }
+        // Each clack is judged at its own instant on the timeline: a transition that runs into
+        // quiet hours falls silent where they begin. (The local time zone read once, now.)
+        var audible = clacks
+        if options.quiet.from != options.quiet.to {
+            let now = MonotonicClock.now()
+            let (minute, second) = DailySpan.minute(Date().timeIntervalSince1970)
+            audible.removeAll { t in
+                let minutes = Int(((second + Double(t - now) / 1e9) / 60).rounded(.down))
+                return options.quiet.contains(minute: ((minute + minutes) % 1440 + 1440) % 1440)
+            }
+        }
         let spread = options.model.levelSpread
         let count = variants.count
         let fresh: [ClackMixer.Clack] = rng.withLock { rng in
-            clacks.map { t in
+            audible.map { t in
                 ClackMixer.Clack(instant: t, board: board, gain: Float(1 + rng.uniform(-spread, spread)),
                                  variant: Int(rng.next() % UInt64(count)))
             }
@@ -99,18 +109,6 @@ public final class ClackPlayer: ClackSink {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopSignal.signal()
         exited.wait()
-    }
-
-    func isQuiet(_ date: Date) -> Bool {
-        let c = Calendar.current.dateComponents([.hour, .minute], from: date)
-        return Self.isQuiet(minute: (c.hour ?? 0) * 60 + (c.minute ?? 0), from: options.quietFrom, to: options.quietTo)
-    }
-
-    /// Whether a minute of the day lies in the quiet hours [from, to), which may span midnight
-    /// (the clack's quiet hours, and flapd's quiet hours for motion).
-    public static func isQuiet(minute m: Int, from: Int, to: Int) -> Bool {
-        guard from != to else { return false }
-        return from < to ? (from..<to).contains(m) : m >= from || m < to
     }
 
     /// The audio thread's side: one PCM, the mixer, the clock mapping.

@@ -1,3 +1,5 @@
+import FlapCore
+
 /// How the clack plays: the ALSA device, volume, buffering, quiet hours, the model.
 public struct ClackOptions: Sendable, Equatable {
     /// ALSA PCM name (`default`, `hw:1,0`, `file:FILE=/tmp/out.wav,FORMAT=wav`, …).
@@ -6,9 +8,9 @@ public struct ClackOptions: Sendable, Equatable {
     /// How far ahead of the clock the stream is written (ALSA buffer), and one write.
     public var bufferMs = 20
     public var periodMs = 5
-    /// Silent between these minutes of the local day (from == to: never silent).
-    public var quietFrom = 0
-    public var quietTo = 0
+    /// Silent in this span of the local day (from == to: never silent), judged at each clack's
+    /// own instant.
+    public var quiet = DailySpan(from: 0, to: 0)
     public var model = ClackModel()
     /// Seconds between tries to open a missing device.
     public var retrySeconds = 5.0

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FlapConfig
 import FlapDaemon
 import Logging
 

@@ -1,3 +1,4 @@
+@testable import FlapConfig
 import FlapCore
 import FlapNet
 import FlapTerminal

@@ -1,3 +1,4 @@
+@testable import FlapConfig
 import FlapCore
 import Foundation
 import Testing
@@ -188,7 +189,7 @@ func issues(_ yaml: String, env: [String: String] = [:]) -> [String] {
               clack: { duration_ms: 60, thump_hz: 100 }
             """)
         #expect(c.sound.enabled && c.sound.player.device == "hw:1,0" && c.sound.player.volume == 0.5)
-        #expect(c.sound.player.quietFrom == 22 * 60 + 30 && c.sound.player.quietTo == 6 * 60 + 45)
+        #expect(c.sound.player.quiet == DailySpan(from: 22 * 60 + 30, to: 6 * 60 + 45))
         #expect(c.sound.player.model.durationMs == 60 && c.sound.player.model.thump.hz == 100)
         let found = issues("""
             sound:

@@ -1,3 +1,4 @@
+@testable import FlapConfig
 import FlapCore
 import FlapTerminal
 import Foundation

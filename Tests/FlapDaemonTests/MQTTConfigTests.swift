@@ -1,3 +1,4 @@
+@testable import FlapConfig
 import Foundation
 import Testing
 @testable import FlapDaemon

@@ -1,3 +1,4 @@
+@testable import FlapConfig
 import FlapCore
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import FlapClock
+@testable import FlapConfig
 import FlapCore
 import FlapNet
 import FlapTerminal

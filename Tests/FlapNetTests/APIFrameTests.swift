@@ -1,4 +1,5 @@
 import FlapCore
+import FlapWiring
 import Foundation
 import Testing
 @testable import FlapNet

@@ -1,3 +1,4 @@
+import FlapCore
 import FlapWiring
 import Testing
 @testable import FlapSound
@@ -91,12 +92,12 @@ import Testing
 
 @Suite struct QuietHoursTests {
     @Test func quietHoursMaySpanMidnight() {
-        let night = (from: 22 * 60, to: 7 * 60)
-        #expect(ClackPlayer.isQuiet(minute: 23 * 60, from: night.from, to: night.to))
-        #expect(ClackPlayer.isQuiet(minute: 3 * 60, from: night.from, to: night.to))
-        #expect(!ClackPlayer.isQuiet(minute: 7 * 60, from: night.from, to: night.to))
-        #expect(!ClackPlayer.isQuiet(minute: 12 * 60, from: night.from, to: night.to))
-        #expect(ClackPlayer.isQuiet(minute: 13 * 60, from: 12 * 60, to: 14 * 60))
-        #expect(!ClackPlayer.isQuiet(minute: 13 * 60, from: 0, to: 0), "from == to: never quiet")
+        let night = DailySpan(from: 22 * 60, to: 7 * 60)
+        #expect(night.contains(minute: 23 * 60))
+        #expect(night.contains(minute: 3 * 60))
+        #expect(!night.contains(minute: 7 * 60))
+        #expect(!night.contains(minute: 12 * 60))
+        #expect(DailySpan(from: 12 * 60, to: 14 * 60).contains(minute: 13 * 60))
+        #expect(!DailySpan(from: 0, to: 0).contains(minute: 13 * 60), "from == to: never quiet")
     }
 }

@@ -1,4 +1,5 @@
 import FlapClock
+import FlapConfig
 import FlapMQTT
 import FlapNet
 import Foundation
@@ -40,8 +41,7 @@ final class MQTTBridge: Service, Sendable {
     enum Command: Sendable { case message([UInt8]), home([UInt8]), quiet([UInt8]) }
 
     func run() async throws {
-        var settings = config.broker
-        settings.will = device.will
+        let settings = MQTTClient.Settings(config.broker, will: device.will)
         let (commands, inbox) = AsyncStream<Command>.makeStream(bufferingPolicy: .bufferingNewest(Self.queued))
         let dropped = Atomic<Int>(0)
         var handlers = MQTTClient.Handlers()

@@ -1,3 +1,4 @@
+import FlapConfig
 import Foundation
 import FlapMQTT
 import FlapNet

@@ -156,8 +156,7 @@ public enum ConfigLoader {
         }
         let quiet = node.child("quiet_hours")
         if quiet.node != nil {
-            p.quietFrom = timeOfDay(quiet, "from") ?? 0
-            p.quietTo = timeOfDay(quiet, "to") ?? 0
+            p.quiet = DailySpan(from: timeOfDay(quiet, "from") ?? 0, to: timeOfDay(quiet, "to") ?? 0)
         }
         quiet.rejectUnknownKeys()
         let clack = node.child("clack")

@@ -1,6 +1,5 @@
 import FlapWiring
 import FlapCore
-import FlapNet
 import FlapClock
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
@@ -102,6 +101,7 @@ public struct LocalAPIConfig: Sendable {
 /// The local API refused to start as configured.
 public struct LocalAPIExposure: Error, CustomStringConvertible {
     public var description: String
+    public init(description: String) { self.description = description }
 }
 
 /// Where a board's moves go.

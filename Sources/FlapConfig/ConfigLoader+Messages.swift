@@ -1,6 +1,5 @@
 import FlapWiring
 import FlapCore
-import FlapNet
 import Yams
 
 extension ConfigLoader {

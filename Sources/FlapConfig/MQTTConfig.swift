@@ -1,10 +1,10 @@
+import FlapWiring
 import Foundation
-import FlapMQTT
 
 /// `mqtt:` in flapd.yaml — the board as a Home Assistant device over an MQTT broker.
 public struct MQTTConfig: Sendable, Equatable {
     /// The broker, the sign-in and TLS (the will is flapd's own: its availability topic).
-    public var broker: MQTTClient.Settings
+    public var broker: MQTTBrokerConfig
     /// The device's id in Home Assistant and in topics (letters, digits, `_`, `-`).
     public var nodeID = "flapd"
     /// Where flapd's own topics live: `<topic>/availability`, `<topic>/message/set`, …
@@ -12,7 +12,7 @@ public struct MQTTConfig: Sendable, Equatable {
     /// Home Assistant's discovery prefix (its MQTT integration's setting; `homeassistant` unless changed).
     public var discoveryPrefix = "homeassistant"
 
-    public init(broker: MQTTClient.Settings) { self.broker = broker }
+    public init(broker: MQTTBrokerConfig) { self.broker = broker }
 }
 
 extension ConfigLoader {
@@ -24,7 +24,7 @@ extension ConfigLoader {
         let host = node.string("host")
         if host == nil { node.issues.add(node.sub("host"), node.node, "missing (the broker's host name or address, e.g. 127.0.0.1)") }
         let tlsNode = node.child("tls")
-        var tls: MQTTClient.Settings.TLS?
+        var tls: MQTTBrokerConfig.TLS?
         if tlsNode.node != nil {
             let ca = tlsNode.string("ca_file")
             if ca == nil { tlsNode.issues.add(tlsNode.sub("ca_file"), tlsNode.node, "missing (the CA certificate that signs the broker's)") }
@@ -53,7 +53,7 @@ extension ConfigLoader {
         if prefix.isEmpty || prefix.count > 64 || prefix.contains(where: { "+#/\0".contains($0) }) {
             node.issues.add(node.sub("discovery_prefix"), node.value("discovery_prefix"), "'\(prefix)' is not a discovery prefix (1–64 characters, no +, # or /)")
         }
-        var broker = MQTTClient.Settings(host: host ?? "", port: port, clientID: node.string("client_id") ?? "flapd-\(nodeID)")
+        var broker = MQTTBrokerConfig(host: host ?? "", port: port, clientID: node.string("client_id") ?? "flapd-\(nodeID)")
         if broker.clientID.utf8.count > 64 { node.issues.add(node.sub("client_id"), node.value("client_id"), "longer than 64 bytes") }
         broker.tls = tls
         broker.keepaliveSeconds = node.int("keepalive_seconds", default: 30, in: 5...3600)
