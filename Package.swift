@@ -126,26 +126,55 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // Board runtime, local HTTP API, MQTT, status, service lifecycle.
+        // The board: the wall of boards, the mailroom (the one way in and the one writer), the
+        // outputs it drives, the state kept across restarts, and what it reports (`Status/`: the
+        // one report, and its encodings for `/status` and `/metrics`).
         .target(
-            name: "FlapDaemon",
+            name: "FlapBoard",
             dependencies: [
-                "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO", "FlapMQTT",
+                "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // The Vestaboard-shaped local API and the web page, on the board.
+        .target(
+            name: "FlapLocalAPI",
+            dependencies: [
+                "FlapBoard", "FlapCore", "FlapInput", "FlapClock", "FlapNet",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // The web page, built into the binary.
             resources: [.embedInCode("Web/assets/index.html"), .embedInCode("Web/assets/app.js"), .embedInCode("Web/assets/app.css")]
         ),
+        // The board as a Home Assistant device over MQTT.
+        .target(
+            name: "FlapMQTTBridge",
+            dependencies: [
+                "FlapBoard", "FlapLocalAPI", "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapNet", "FlapMQTT",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The daemon: its parts in one ServiceGroup, started in order and stopped in reverse;
+        // systemd's notify protocol; logging to the journal.
+        .target(
+            name: "FlapDaemon",
+            dependencies: [
+                "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapConfig", "FlapCore", "FlapClock", "FlapTiming", "FlapTerminal",
+                "FlapSound", "FlapNet", "FlapSerial",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapDaemon", "FlapConfig", "FlapSound", "FlapCore",
+                "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -169,7 +198,7 @@ let package = Package(
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
             name: "flapfuzz",
-            dependencies: ["FlapDaemon", "FlapConfig", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial"]
+            dependencies: ["FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial"]
         ),
         .executableTarget(
             name: "flapbench",
@@ -201,7 +230,7 @@ let package = Package(
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
         .testTarget(name: "FlapDaemonTests", dependencies: [
-            "FlapDaemon", "FlapConfig", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal",
+            "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import FlapBoard
 import FlapClock
 import FlapCore
 import FlapSound

@@ -1,5 +1,8 @@
+import FlapBoard
 import FlapConfig
 import FlapCore
+import FlapLocalAPI
+import FlapMQTTBridge
 import FlapNet
 import FlapSerial
 import FlapSound

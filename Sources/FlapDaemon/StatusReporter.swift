@@ -1,5 +1,6 @@
 import Dispatch
 import FlapCore
+import FlapBoard
 import FlapTerminal
 import Synchronization
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FlapBoard
 import FlapCore
 import FlapDaemon
 import FlapSound
@@ -142,7 +143,7 @@ struct SoundTest: ParsableCommand {
         let say: (String) -> Void = json ? { _ in } : { print($0) }
         say("clacks through ALSA device '\(config.sound.player.device)'")
         do {
-            let report = try FlapDaemon.SoundTest.run(config: config, say: say)
+            let report = try FlapBoard.SoundTest.run(config: config, say: say)
             let s = report.counters
             if json {
                 print("{\"rate\":\(s.rate),\"origin_ns\":\(s.origin),\"clacks\":\(s.clacks),\"late\":\(s.late),\"dropped\":\(s.dropped),"

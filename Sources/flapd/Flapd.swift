@@ -1,4 +1,5 @@
 import ArgumentParser
+import FlapBoard
 import FlapConfig
 import FlapDaemon
 import Logging

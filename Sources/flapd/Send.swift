@@ -1,6 +1,8 @@
 import ArgumentParser
+import FlapBoard
 import FlapCore
 import FlapDaemon
+import FlapLocalAPI
 import Foundation
 
 struct Send: AsyncParsableCommand {

@@ -1,10 +1,12 @@
 import FlapConfig
 import FlapCore
-import FlapDaemon
 import FlapHubInput
 import FlapInput
+import FlapLocalAPI
+import FlapMQTTBridge
 import FlapNet
 import FlapSerial
+import FlapBoard
 import Foundation
 
 /// Every parser of what reaches flapd and flaphub from outside, as a function of bytes that

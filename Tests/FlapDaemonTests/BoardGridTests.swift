@@ -1,5 +1,7 @@
+@testable import FlapBoard
 @testable import FlapConfig
 import FlapCore
+@testable import FlapLocalAPI
 import FlapNet
 import FlapTerminal
 import Foundation

@@ -1,3 +1,4 @@
+@testable import FlapLocalAPI
 import Foundation
 import Testing
 @testable import FlapDaemon

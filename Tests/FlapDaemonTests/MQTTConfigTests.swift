@@ -1,4 +1,5 @@
 @testable import FlapConfig
+@testable import FlapMQTTBridge
 import Foundation
 import Testing
 @testable import FlapDaemon

@@ -1,3 +1,5 @@
+@testable import FlapLocalAPI
+@testable import FlapMQTTBridge
 import Foundation
 import Testing
 @testable import FlapDaemon

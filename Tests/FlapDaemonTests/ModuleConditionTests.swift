@@ -1,6 +1,7 @@
 @testable import FlapDaemon
 import FlapGPIO
 import FlapSerial
+@testable import FlapBoard
 import Testing
 
 /// Issue 12: `/status` names module states one way for every output (a splitflap display said

@@ -1,3 +1,4 @@
+@testable import FlapBoard
 import Foundation
 import Testing
 @testable import FlapDaemon

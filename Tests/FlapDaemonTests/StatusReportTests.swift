@@ -1,3 +1,4 @@
+@testable import FlapBoard
 @testable import FlapConfig
 import FlapCore
 import Foundation

@@ -1,4 +1,5 @@
 import FlapCore
+@testable import FlapLocalAPI
 import Foundation
 import Synchronization
 import Testing

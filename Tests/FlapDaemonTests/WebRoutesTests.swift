@@ -1,6 +1,8 @@
+@testable import FlapBoard
 import FlapClock
 @testable import FlapConfig
 import FlapCore
+@testable import FlapLocalAPI
 import FlapNet
 import FlapTerminal
 import Foundation

@@ -22,7 +22,7 @@ public struct SerialOutputs: Sendable {
 
     /// The drivers of `config`'s serial boards; `sent` is told of each target a module is sent
     /// (board, row-major module, drum index).
-    init(config: FlapdConfig, logger: Logger, sent: @escaping @Sendable (Int, Int, UInt8) -> Void = { _, _, _ in }) {
+    package init(config: FlapdConfig, logger: Logger, sent: @escaping @Sendable (Int, Int, UInt8) -> Void = { _, _, _ in }) {
         flips = config.boards.map(\.timing.flip)
         for (i, b) in config.boards.enumerated() {
             guard let serial = b.serial else { continue }
@@ -55,17 +55,17 @@ public struct SerialOutputs: Sendable {
     }
 
     /// The boards whose modules move by themselves to what they are sent: every serial board.
-    static func selfMoving(_ config: FlapdConfig) -> Set<Int> {
+    package static func selfMoving(_ config: FlapdConfig) -> Set<Int> {
         Set(config.boards.indices.filter { [.splitflap, .flapbus, .krone, .omega].contains(config.boards[$0].output) })
     }
 
-    var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
+    package var sinks: [any MovePlanSink] { splitflaps + flapbuses + stations }
 
     /// Where each splitflap display and flapbus controller says its modules stand, asked of
     /// every bus at once before `start` (see `SplitflapDriver.reported`, `FlapbusDriver.reported`):
     /// board → each module's flap, nil for a module not normal. A bus with no still report, or
     /// that cannot say, is left out and logged.
-    func reported(config: FlapdConfig, logger: Logger) -> [Int: [Int?]] {
+    package func reported(config: FlapdConfig, logger: Logger) -> [Int: [Int?]] {
         let asks: [(board: Int, ask: @Sendable () -> ReportedPositions?)] =
             splitflaps.map { d in (d.board, { d.reported() }) }
             + flapbuses.map { d in (d.board, { [count = config.boards[d.board].rows * config.boards[d.board].cols] in d.reported(count: count) }) }
@@ -91,13 +91,13 @@ public struct SerialOutputs: Sendable {
     }
 
     /// Starts every link; every module is first sent where it is (`positions`).
-    func start(positions: (Int) -> [UInt8]?, threads: TimingThreads) {
+    package func start(positions: (Int) -> [UInt8]?, threads: TimingThreads) {
         for d in splitflaps { d.start(positions: positions(d.board), threads: threads) }
         for d in flapbuses { d.start(positions: positions(d.board), flip: flips[d.board]) }
         for d in stations { d.start(positions: positions(d.board), threads: threads) }
     }
 
-    func stop() {
+    package func stop() {
         for d in splitflaps { d.stop() }
         for d in flapbuses { d.stop() }
         for d in stations { d.stop() }
@@ -105,7 +105,7 @@ public struct SerialOutputs: Sendable {
 
     /// Where a board's `count` modules go by themselves, what they were last sent (nil for a
     /// module never sent anything); nil for a board not on a bus.
-    func sent(board: Int, count: Int) -> [Int?]? {
+    package func sent(board: Int, count: Int) -> [Int?]? {
         if let d = splitflaps.first(where: { $0.board == board }) { return d.sent.map { Int($0) } }
         if let d = stations.first(where: { $0.board == board }) { return d.sent.map { Int($0) } }
         return flapbuses.first { $0.board == board }?.sent(count: count)

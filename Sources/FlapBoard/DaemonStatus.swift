@@ -17,7 +17,7 @@ public struct DaemonStatus: Sendable {
     let sound: ClackPlayer?
     let messages: (client: MessageAPIClient, mailroom: Mailroom)?
     let serial: SerialOutputs
-    let gpio: GPIOBoards
+    package let gpio: GPIOBoards
     let started: Int64
     let counter: FlipCounter?
     let mailroom: Mailroom?
@@ -67,7 +67,7 @@ public struct DaemonStatus: Sendable {
     }
 
     /// Every board as the report says it (what systemd's status line is read from).
-    func boards() -> [StatusReport.Board] {
+    package func boards() -> [StatusReport.Board] {
         wall.config.boards.indices.map { i in
             let b = wall.config.boards[i]
             return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,

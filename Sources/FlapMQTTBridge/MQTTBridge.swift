@@ -1,5 +1,7 @@
+import FlapBoard
 import FlapClock
 import FlapConfig
+import FlapLocalAPI
 import FlapMQTT
 import FlapNet
 import Foundation
@@ -13,7 +15,7 @@ import Synchronization
 /// state from the conductor's timeline (moving when a board flips, what it shows once it settles,
 /// the quiet switch, the board's link), and takes commands into the mailroom like every other
 /// door. At most `queued` commands wait; a flood beyond that loses its oldest, with a warning.
-final class MQTTBridge: Service, Sendable {
+package final class MQTTBridge: Service, Sendable {
     static let queued = 32
     let device: MQTTDevice
     private let config: MQTTConfig
@@ -27,7 +29,7 @@ final class MQTTBridge: Service, Sendable {
     private let stopping = Atomic<Bool>(false)
     private let publisherDone = DispatchSemaphore(value: 0)
 
-    init(config: MQTTConfig, wall: Wall, mailroom: Mailroom, status: DaemonStatus, motion: MQTTMotion, logger: Logger) {
+    package init(config: MQTTConfig, wall: Wall, mailroom: Mailroom, status: DaemonStatus, motion: MQTTMotion, logger: Logger) {
         self.config = config
         self.wall = wall
         self.mailroom = mailroom
@@ -40,7 +42,7 @@ final class MQTTBridge: Service, Sendable {
 
     enum Command: Sendable { case message([UInt8]), home([UInt8]), quiet([UInt8]) }
 
-    func run() async throws {
+    package func run() async throws {
         let settings = MQTTClient.Settings(config.broker, will: device.will)
         let (commands, inbox) = AsyncStream<Command>.makeStream(bufferingPolicy: .bufferingNewest(Self.queued))
         let dropped = Atomic<Int>(0)

@@ -1,4 +1,5 @@
 import FlapInput
+import FlapLocalAPI
 import FlapNet
 import Foundation
 

@@ -18,7 +18,7 @@ public struct GPIOBoards: Sendable {
     /// No GPIO boards.
     public init() {}
 
-    init(config: FlapdConfig, stateDir: String?, logger: Logger) throws(GPIOError) {
+    package init(config: FlapdConfig, stateDir: String?, logger: Logger) throws(GPIOError) {
         self.stateDir = stateDir
         self.logger = logger
         ids = config.boards.map(\.id)
@@ -74,7 +74,7 @@ public struct GPIOBoards: Sendable {
     /// Homes every module of every board with home sensors, with the offsets saved now.
     /// Returns the ids of the boards homing.
     @discardableResult
-    func homeAll() -> [String] {
+    package func homeAll() -> [String] {
         drivers.filter { $0.config.home != nil }.map { d in
             let id = ids[d.board]
             d.driver.setOffsets(offsets(board: id, modules: d.driver.moduleCount))
@@ -83,11 +83,11 @@ public struct GPIOBoards: Sendable {
         }
     }
 
-    var sinks: [any MovePlanSink] { drivers.map(\.driver) + leds.map(\.driver) }
+    package var sinks: [any MovePlanSink] { drivers.map(\.driver) + leds.map(\.driver) }
 
     /// Starts every board with the flaps its modules should show and stand on (LED boards
     /// show the glyphs `shown` gives); boards that home at start do.
-    func start(targets: (Int) -> [UInt8]?, positions: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads) {
+    package func start(targets: (Int) -> [UInt8]?, positions: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads) {
         for d in leds { d.driver.start(glyphs: shown(d.board), threads: threads) }
         for d in drivers {
             d.driver.start(targets: targets(d.board), positions: positions(d.board), threads: threads)
@@ -98,25 +98,25 @@ public struct GPIOBoards: Sendable {
         }
     }
     /// The step journals' pages to disk (with the state file, against a power cut).
-    func flush() { for d in drivers { d.driver.flushJournal() } }
+    package func flush() { for d in drivers { d.driver.flushJournal() } }
 
     /// The flaps a board's motors stand on now, or its LED modules show (drum indices; nil
     /// where unknown).
-    func flaps(board: Int) -> [Int?]? {
+    package func flaps(board: Int) -> [Int?]? {
         drivers.first { $0.board == board }?.driver.flaps ?? leds.first { $0.board == board }?.driver.flaps
     }
 
     /// The flaps the step journal puts a board's modules on (drum indices; nil where it does
     /// not know, or for a board without one).
-    func journaledFlaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.journaledFlaps }
+    package func journaledFlaps(board: Int) -> [Int?]? { drivers.first { $0.board == board }?.driver.journaledFlaps }
 
-    func stop() {
+    package func stop() {
         for d in drivers { d.driver.stop() }
         for d in leds { d.driver.stop() }
     }
 
     /// Each stepper board's step-edge lateness against its plan (the flips' is the conductor's).
-    var stepLateness: [(board: Int, lateness: LatenessSummary)] { drivers.map { ($0.board, $0.driver.stepLateness) } }
+    package var stepLateness: [(board: Int, lateness: LatenessSummary)] { drivers.map { ($0.board, $0.driver.stepLateness) } }
 
     /// What `/status` says of a board's lines, if it has any.
     func report(board: Int) -> StatusReport.GPIOLines? {

@@ -14,7 +14,7 @@ import Foundation
 /// A board whose modules move by themselves to what they are sent (a splitflap display, flapbus
 /// controllers, Krone or Omega modules) is journaled by its output as each target goes out, not
 /// by the flips.
-final class PositionJournal: FlipObserver, @unchecked Sendable {
+package final class PositionJournal: FlipObserver, @unchecked Sendable {
     private static let magic = Array("FLAPPOS1".utf8)
     private let file: MappedFile
     private let base: UnsafeMutablePointer<UInt8>
@@ -24,7 +24,7 @@ final class PositionJournal: FlipObserver, @unchecked Sendable {
 
     /// Opens (or creates) the journal for boards of these sizes, those in `keptByOutputs`
     /// written by `sent` alone; nil when it cannot be mapped.
-    init?(directory: String, sizes: [(rows: Int, cols: Int)], keptByOutputs: Set<Int> = []) {
+    package init?(directory: String, sizes: [(rows: Int, cols: Int)], keptByOutputs: Set<Int> = []) {
         var offsets: [Int] = []
         var at = Self.magic.count
         for s in sizes { offsets.append(at); at += s.rows * s.cols }
@@ -42,30 +42,30 @@ final class PositionJournal: FlipObserver, @unchecked Sendable {
     }
 
     /// Whether the journal holds positions (it was written by a run with these boards).
-    var isValid: Bool { file.begins(with: Self.magic) }
+    package var isValid: Bool { file.begins(with: Self.magic) }
 
     /// Marks the journal as holding the positions written from now on (call once they are set).
-    func seal() { file.write(atStart: Self.magic) }
+    package func seal() { file.write(atStart: Self.magic) }
 
     /// The codes of a board's modules, row-major.
-    func positions(board: Int, count: Int) -> [Int] { (0..<count).map { Int(base[offsets[board] + $0]) } }
+    package func positions(board: Int, count: Int) -> [Int] { (0..<count).map { Int(base[offsets[board] + $0]) } }
 
     /// Writes a board's codes (at start, from the restored state).
-    func set(board: Int, codes: [Int]) {
+    package func set(board: Int, codes: [Int]) {
         for (i, c) in codes.enumerated() { base[offsets[board] + i] = UInt8(c) }
     }
 
     /// A module of a board kept by its output was sent the flap of `code` (row-major `module`).
-    func sent(board: Int, module: Int, code: UInt8) {
+    package func sent(board: Int, module: Int, code: UInt8) {
         base[offsets[board] + module] = code
     }
 
-    func flip(_ event: FlipEvent) {
+    package func flip(_ event: FlipEvent) {
         guard !keptByOutputs.contains(event.board) else { return }
         base[offsets[event.board] + event.row * cols[event.board] + event.col] = event.glyph.code
     }
 
-    func settled(board: Int, transition: Int, frame: Frame) {}
+    package func settled(board: Int, transition: Int, frame: Frame) {}
 
     /// Flushes the mapped pages to disk (with the state file; not on the real-time path).
     func flush() { file.flush() }

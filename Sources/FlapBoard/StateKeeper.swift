@@ -8,7 +8,7 @@ import Synchronization
 /// survives any crash), whenever a board settles and every second while a board moves (on a
 /// thread of its own: the conductor only signals). A failed write is logged once — the previous
 /// state stays intact — until a write succeeds.
-final class StateKeeper: FlipObserver {
+package final class StateKeeper: FlipObserver {
     private let store: StateStore
     private let journal: PositionJournal?
     private let flush: @Sendable () -> Void
@@ -19,7 +19,7 @@ final class StateKeeper: FlipObserver {
     private let running = Atomic<Bool>(true)
 
     /// `flush` writes the outputs' own journals (GPIO step journals) with each save.
-    init(store: StateStore, journal: PositionJournal?, logger: Logger, flush: @escaping @Sendable () -> Void = {}) {
+    package init(store: StateStore, journal: PositionJournal?, logger: Logger, flush: @escaping @Sendable () -> Void = {}) {
         self.flush = flush
         self.store = store
         self.journal = journal
@@ -27,21 +27,21 @@ final class StateKeeper: FlipObserver {
     }
 
     /// Starts keeping the wall's state.
-    func start(_ wall: Wall) {
+    package func start(_ wall: Wall) {
         self.wall.withLock { $0 = wall }
         let thread = Thread { [self] in loop() }
         thread.name = "state"
         thread.start()
     }
 
-    func flip(_ event: FlipEvent) {}
-    func settled(board: Int, transition: Int, frame: Frame) { wake.signal() }
+    package func flip(_ event: FlipEvent) {}
+    package func settled(board: Int, transition: Int, frame: Frame) { wake.signal() }
 
     /// Saves now, on the caller's thread (a message was accepted).
-    func changed() { save() }
+    package func changed() { save() }
 
     /// Saves one last time and ends the thread.
-    func stop() {
+    package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         wake.signal()
         done.wait()

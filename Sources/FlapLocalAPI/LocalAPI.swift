@@ -1,3 +1,4 @@
+import FlapBoard
 import FlapClock
 import FlapCore
 import FlapNet
@@ -31,7 +32,7 @@ public enum LocalAPI {
     /// Answers one request: refuses it without the configured key (compared in constant time)
     /// with 401 and the plain text `Invalid API key` (what Vestaboard answers, and what Home
     /// Assistant's integration compares), else routes it. The enablement takes its token instead.
-    static func handler(wall: Wall, mailroom: Mailroom, key: String?, enablementToken: String? = nil,
+    package static func handler(wall: Wall, mailroom: Mailroom, key: String?, enablementToken: String? = nil,
                         logger: Logger, status: DaemonStatus, feed: WebFeed? = nil)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
@@ -111,7 +112,7 @@ public enum LocalAPI {
     /// `duration`, `forced`), checked on the local board's size and taken into the inbox as the
     /// local sender's: what the board is going to (nil: kept, not shown now — quiet hours, no
     /// zone, stopping). Every door that takes such a body (HTTP, MQTT) takes it here.
-    static func accept(_ body: Data, mailroom: Mailroom, wall: Wall) async -> Result<Wall.Shown?, LocalAPIError> {
+    package static func accept(_ body: Data, mailroom: Mailroom, wall: Wall) async -> Result<Wall.Shown?, LocalAPIError> {
         let b = wall.config.localSize
         let post: LocalPost
         switch LocalPost.parse(body) {
