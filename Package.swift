@@ -21,7 +21,7 @@ let package = Package(
         .executable(name: "flaphub", targets: ["flaphub"]),
         .executable(name: "flapserial", targets: ["flapserial"]),
         .executable(name: "flapgpio", targets: ["flapgpio"]),
-        .library(name: "FlapCore", targets: ["FlapCore"]),
+        .library(name: "FlapCore", targets: ["FlapCore", "FlapMessages"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -48,6 +48,9 @@ let package = Package(
 
         // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
         .target(name: "FlapCore"),
+        // Messages and where they show: the inbox, zones and the router, the composer, VBML, the
+        // message API's frames — pure Swift, no I/O, no clocks.
+        .target(name: "FlapMessages", dependencies: ["FlapCore"]),
         // Checks of hostile input before any decoder sees it: strict JSON within limits.
         .target(name: "FlapInput"),
         // The front door of the project's HTTP servers: connection limits, a deadline for the
@@ -81,7 +84,7 @@ let package = Package(
         .target(
             name: "FlapNet",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapDoor", "FlapWiring",
+                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapWiring",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -94,12 +97,12 @@ let package = Package(
         ),
         // What flaphub reads from outside (a send, a board's frame, the database address), with no
         // server under it: the fuzzer links it without Hummingbird, PostgresNIO or swift-crypto.
-        .target(name: "FlapHubInput", dependencies: ["FlapCore", "FlapInput"]),
+        .target(name: "FlapHubInput", dependencies: ["FlapMessages", "FlapCore", "FlapInput"]),
         // The reference server of the message API: SQLite or PostgreSQL store, REST, WebSocket.
         .target(
             name: "FlapHub",
             dependencies: [
-                "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput",
+                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -122,7 +125,7 @@ let package = Package(
         .target(
             name: "FlapConfig",
             dependencies: [
-                "FlapCore", "FlapWiring", "FlapClock",
+                "FlapMessages", "FlapCore", "FlapWiring", "FlapClock",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -132,7 +135,7 @@ let package = Package(
         .target(
             name: "FlapBoard",
             dependencies: [
-                "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
+                "FlapMessages", "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
@@ -141,7 +144,7 @@ let package = Package(
         .target(
             name: "FlapLocalAPI",
             dependencies: [
-                "FlapBoard", "FlapCore", "FlapInput", "FlapClock", "FlapNet",
+                "FlapMessages", "FlapBoard", "FlapCore", "FlapInput", "FlapClock", "FlapNet",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -164,7 +167,7 @@ let package = Package(
         .target(
             name: "FlapDaemon",
             dependencies: [
-                "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapConfig", "FlapCore", "FlapClock", "FlapTiming", "FlapTerminal",
+                "FlapMessages", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapConfig", "FlapCore", "FlapClock", "FlapTiming", "FlapTerminal",
                 "FlapSound", "FlapNet", "FlapSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -174,7 +177,7 @@ let package = Package(
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore",
+                "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -198,7 +201,7 @@ let package = Package(
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
             name: "flapfuzz",
-            dependencies: ["FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial"]
+            dependencies: ["FlapMessages", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial"]
         ),
         .executableTarget(
             name: "flapbench",
@@ -222,7 +225,7 @@ let package = Package(
         ),
 
         // Unit tests, one target per module.
-        .testTarget(name: "FlapCoreTests", dependencies: ["FlapCore"]),
+        .testTarget(name: "FlapCoreTests", dependencies: ["FlapMessages", "FlapCore"]),
         .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
         .testTarget(name: "FlapDoorTests", dependencies: ["FlapDoor"]),
         .testTarget(name: "FlapClockTests", dependencies: ["FlapClock"]),
@@ -230,18 +233,18 @@ let package = Package(
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
         .testTarget(name: "FlapDaemonTests", dependencies: [
-            "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal",
+            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "FlapNetTests", dependencies: ["FlapNet", "FlapCore", "FlapWiring"]),
+        .testTarget(name: "FlapNetTests", dependencies: ["FlapMessages", "FlapNet", "FlapCore", "FlapWiring"]),
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting", "FlapTiming", "FlapClock", "FlapCore"]),
         // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
         .target(name: "PostgresTesting", path: "Tests/PostgresTesting"),
         .testTarget(name: "FlapHubTests", dependencies: [
-            "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
+            "FlapMessages", "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),
@@ -263,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "FlapCore",
+                "FlapMessages", "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "FlapCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapMessages
 import Foundation
 
 /// `<state dir>/inbox.json`: the message inbox (latest per sender, held messages, ids seen) and

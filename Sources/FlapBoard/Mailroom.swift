@@ -1,6 +1,7 @@
 import FlapClock
 import FlapConfig
 import FlapCore
+import FlapMessages
 import FlapNet
 import Foundation
 import Logging

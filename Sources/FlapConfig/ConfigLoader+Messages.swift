@@ -1,3 +1,4 @@
+import FlapMessages
 import FlapWiring
 import FlapCore
 import Yams

@@ -3,6 +3,7 @@ import FlapConfig
 import FlapCore
 import FlapLocalAPI
 import FlapMQTTBridge
+import FlapMessages
 import FlapNet
 import FlapSerial
 import FlapSound

@@ -1,6 +1,7 @@
 import FlapCore
 import FlapHubInput
 import FlapInput
+import FlapMessages
 import Foundation
 import HTTPTypes
 import Hummingbird

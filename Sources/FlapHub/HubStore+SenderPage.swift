@@ -1,4 +1,5 @@
 import FlapCore
+import FlapMessages
 import Foundation
 
 /// What the sender's page needs beyond the message API: how each board shows senders, one-time

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapInput
+import FlapMessages
 import Foundation
 
 /// What flaphub reads from outside, as pure functions of the bytes (no I/O, no server): the

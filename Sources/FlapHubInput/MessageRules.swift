@@ -1,4 +1,5 @@
 import FlapCore
+import FlapMessages
 import Foundation
 
 /// What the message API accepts as a message (the seed's limits): text of at most 132

@@ -1,5 +1,6 @@
 import FlapCore
 import FlapInput
+import FlapMessages
 import Foundation
 
 /// The body of `POST /api/v1/messages`, read and checked: no I/O, so tests and the fuzzer

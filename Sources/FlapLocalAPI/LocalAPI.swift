@@ -1,6 +1,7 @@
 import FlapBoard
 import FlapClock
 import FlapCore
+import FlapMessages
 import FlapNet
 import Foundation
 import Logging

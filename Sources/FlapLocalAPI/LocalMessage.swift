@@ -1,5 +1,6 @@
 import FlapCore
 import FlapInput
+import FlapMessages
 import Foundation
 
 /// A local API post: the message, how the board is to move to it, and when it is to land.

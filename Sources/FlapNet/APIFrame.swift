@@ -1,5 +1,6 @@
 import FlapCore
 import FlapInput
+import FlapMessages
 import Foundation
 
 /// A WebSocket frame from the message API, read from its JSON text.

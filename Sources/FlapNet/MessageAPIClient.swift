@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FlapCore
 import FlapInput
+import FlapMessages
 import FlapWiring
 import Foundation
 import Logging

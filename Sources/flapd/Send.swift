@@ -3,6 +3,7 @@ import FlapBoard
 import FlapCore
 import FlapDaemon
 import FlapLocalAPI
+import FlapMessages
 import Foundation
 
 struct Send: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import FlapHubInput
 import FlapInput
 import FlapLocalAPI
 import FlapMQTTBridge
+import FlapMessages
 import FlapNet
 import FlapSerial
 import FlapBoard

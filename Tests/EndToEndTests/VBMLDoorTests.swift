@@ -1,4 +1,5 @@
 import EndToEndSupport
+import FlapMessages
 import Foundation
 import Testing
 

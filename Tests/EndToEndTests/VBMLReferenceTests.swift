@@ -1,5 +1,6 @@
 import FlapCore
 import EndToEndSupport
+import FlapMessages
 import Foundation
 import Testing
 

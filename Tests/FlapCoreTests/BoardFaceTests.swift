@@ -1,3 +1,4 @@
+@testable import FlapMessages
 import Foundation
 import Testing
 @testable import FlapCore

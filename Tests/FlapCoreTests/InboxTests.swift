@@ -1,3 +1,4 @@
+import FlapMessages
 import Foundation
 import FlapCore
 import Testing

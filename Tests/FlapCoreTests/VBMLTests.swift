@@ -1,3 +1,4 @@
+import FlapMessages
 import Foundation
 import Testing
 import FlapCore

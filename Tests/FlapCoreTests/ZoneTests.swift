@@ -1,4 +1,5 @@
 import FlapCore
+import FlapMessages
 import Testing
 
 @Suite struct ZoneTests {

@@ -2,6 +2,7 @@
 @testable import FlapConfig
 import FlapCore
 @testable import FlapLocalAPI
+@testable import FlapMessages
 import FlapTerminal
 import Foundation
 import Logging

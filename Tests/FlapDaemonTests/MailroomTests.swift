@@ -1,6 +1,7 @@
 @testable import FlapBoard
 @testable import FlapConfig
 import FlapCore
+@testable import FlapMessages
 import FlapNet
 import FlapTerminal
 import Foundation

@@ -1,5 +1,6 @@
 @testable import FlapConfig
 import FlapCore
+@testable import FlapMessages
 import Foundation
 import Logging
 import Testing

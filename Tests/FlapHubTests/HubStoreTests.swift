@@ -1,5 +1,6 @@
 import FlapCore
 import FlapHubInput
+import FlapMessages
 import Foundation
 import Logging
 import PostgresTesting

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapMessages
 import FlapWiring
 import Foundation
 import Testing

@@ -2,6 +2,7 @@ import FlapBoard
 import FlapClock
 import FlapCore
 import FlapInput
+import FlapMessages
 import FlapNet
 import Foundation
 

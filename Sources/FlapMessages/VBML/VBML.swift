@@ -1,3 +1,4 @@
+import FlapCore
 /// Renders VBML documents into rows of Vestaboard codes, locally, as Vestaboard's own library
 /// lays them out: components flow left to right and wrap below the tallest of their row;
 /// `absolutePosition` places a component at (x, y); calendars sit on the top row at their x.

@@ -1,3 +1,4 @@
+import FlapCore
 /// VBML's calendar component: a 6-row grid of one month, as Vestaboard's library draws it —
 /// `M/YY` and the days' initials on the first row, then a row per week: its first and last
 /// date (`8-14`) and a chip for each day, in `defaultDayColor` (yellow) unless `days` gives

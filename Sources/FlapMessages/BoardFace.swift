@@ -1,3 +1,4 @@
+import FlapCore
 import Foundation
 
 /// How a board shows the message API's senders, as the board tells the hub (`board.face`), so a

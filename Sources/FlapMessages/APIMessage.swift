@@ -1,3 +1,4 @@
+import FlapCore
 /// A message as the message API writes it in JSON, over REST and in WebSocket events.
 /// Times are seconds since 1970 (UTC).
 public struct APIMessage: Codable, Hashable, Sendable {

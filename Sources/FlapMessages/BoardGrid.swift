@@ -1,3 +1,4 @@
+import FlapCore
 /// Several boards addressed as one grid (a wall of Notes, say): boards side by side in rows,
 /// each row of boards equally tall and each column equally wide. A zone on a grid covers
 /// modules of several boards; `pieces` says which.

@@ -1,3 +1,4 @@
+import FlapCore
 /// Which message a zone shows, among the live messages routed to it: the newest, as soon as it
 /// arrives; with rotation, each sender in turn for `rotateSeconds`. A value; `now` is passed in.
 public struct ZoneCursor: Codable, Hashable, Sendable {

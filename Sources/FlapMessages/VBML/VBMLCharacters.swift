@@ -1,3 +1,4 @@
+import FlapCore
 /// The characters VBML turns into Vestaboard codes, as Vestaboard's own library does: each code
 /// with the characters that fold to it (its first is the one it is written as), the characters
 /// written as several (`½` → `1/2`), and the emoji that stand for chips.

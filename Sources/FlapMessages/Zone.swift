@@ -1,3 +1,4 @@
+import FlapCore
 /// A rectangle of one board that shows messages of the senders it lists.
 public struct Zone: Hashable, Sendable {
     /// Which senders a zone takes.

@@ -1,3 +1,4 @@
+import FlapCore
 /// How VBML lays a template's text out in a component: words (a space, a `{NN}` code and a line
 /// break are words of their own), wrapped at the width, then aligned.
 enum VBMLText {

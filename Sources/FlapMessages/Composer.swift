@@ -1,3 +1,4 @@
+import FlapCore
 import Foundation
 
 /// Composes what each zone shows into its board's frame: the sender's name on the first row

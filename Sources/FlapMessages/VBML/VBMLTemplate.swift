@@ -1,3 +1,4 @@
+import FlapCore
 import Foundation
 
 /// Fills a component's template with the document's props, as the Mustache templates of

@@ -1,3 +1,4 @@
+import FlapCore
 import Foundation
 
 /// A VBML document (Vestaboard Markup Language): props, an optional size, and components that

@@ -1,3 +1,4 @@
+import FlapCore
 /// The latest message of each sender, the messages held until they unlock, and the ids already
 /// seen (the message API delivers at least once, so a message may arrive twice). A value with
 /// no clock: every change takes `now` (seconds since 1970).

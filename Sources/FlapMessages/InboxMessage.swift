@@ -1,3 +1,4 @@
+import FlapCore
 /// One message of the message API, as a board keeps it: who sent it, what it says, when it
 /// was sent, and when it may first be shown. Times are seconds since 1970 (UTC).
 public struct InboxMessage: Codable, Hashable, Sendable {

@@ -1,3 +1,4 @@
+import FlapCore
 import Foundation
 
 /// A WebSocket frame of the message API, either way, as one Codable definition: flaphub writes
