@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Runs blocking work — file writes with their fsync, reads of a file — on a thread of its own,
 /// off the async executors and the event loops, and hands the result back to the awaiting task.
@@ -8,5 +9,15 @@ public enum BlockingWork {
 
     public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: work()) } }
+    }
+}
+
+/// Runs blocking `work` on a thread of its own (a stop that lets flips finish may take seconds:
+/// it must neither hold up an async executor nor wait behind other blocking work).
+public func onThread<T: Sendable>(named name: String, _ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: work()) }
+        thread.name = String(name.prefix(15))
+        thread.start()
     }
 }

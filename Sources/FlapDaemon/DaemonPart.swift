@@ -123,13 +123,3 @@ extension ServiceGroup {
         case service(String, any Service)
     }
 }
-
-/// Runs blocking `work` on a thread of its own (a stop that lets flips finish may take seconds:
-/// it must neither hold up an async executor nor wait behind other blocking work).
-func onThread<T: Sendable>(named name: String, _ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: work()) }
-        thread.name = String(name.prefix(15))
-        thread.start()
-    }
-}

@@ -27,7 +27,8 @@ package final class MQTTBridge: Service, Sendable {
     /// Set by a (re)connect: every state topic is sent again, changed or not.
     private let resend = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
-    private let publisherDone = DispatchSemaphore(value: 0)
+    /// Commands dropped since the last taken (they came faster than they could be taken).
+    private let dropped = Atomic<Int>(0)
 
     package init(config: MQTTConfig, wall: Wall, mailroom: Mailroom, status: DaemonStatus, motion: MQTTMotion, logger: Logger) {
         self.config = config
@@ -45,7 +46,6 @@ package final class MQTTBridge: Service, Sendable {
     package func run() async throws {
         let settings = MQTTClient.Settings(config.broker, will: device.will)
         let (commands, inbox) = AsyncStream<Command>.makeStream(bufferingPolicy: .bufferingNewest(Self.queued))
-        let dropped = Atomic<Int>(0)
         var handlers = MQTTClient.Handlers()
         handlers.connected = { [self, logger, config] client in
             logger.notice("MQTT connected", metadata: ["broker": "\(config.broker.host):\(config.broker.port)", "topic": "\(config.topic)"])
@@ -69,24 +69,24 @@ package final class MQTTBridge: Service, Sendable {
         }
         let client: MQTTClient
         do { client = try MQTTClient(settings, handlers: handlers) } catch { throw MQTTBridgeError(description: "MQTT: \(error)") }
-        let publisher = Thread { [self] in publishLoop(client) }
-        publisher.name = "flapd-mqtt"
-        publisher.start()
         do { try client.start() } catch { logger.error("MQTT: \(error); retrying with backoff") }
-        let taker = Task {
-            for await command in commands {
-                let lost = dropped.exchange(0, ordering: .relaxed)
-                if lost > 0 { logger.warning("MQTT: commands came faster than they could be taken; the oldest were dropped", metadata: ["dropped": "\(lost)"]) }
-                await take(command, client: client)
+        await withDiscardingTaskGroup { group in
+            // The state's publisher waits on the conductor's nudge: a thread of its own, awaited here.
+            group.addTask { await onThread(named: "flapd-mqtt") { [self] in publishLoop(client) } }
+            // The commands, in order; once the last is taken, the publisher's last round.
+            group.addTask { [self] in
+                for await command in commands {
+                    let lost = dropped.exchange(0, ordering: .relaxed)
+                    if lost > 0 { logger.warning("MQTT: commands came faster than they could be taken; the oldest were dropped", metadata: ["dropped": "\(lost)"]) }
+                    await take(command, client: client)
+                    motion.nudge.signal()
+                }
+                stopping.store(true, ordering: .releasing)
                 motion.nudge.signal()
             }
+            try? await gracefulShutdown()
+            inbox.finish()
         }
-        try? await gracefulShutdown()
-        inbox.finish()
-        await taker.value
-        stopping.store(true, ordering: .releasing)
-        motion.nudge.signal()
-        publisherDone.wait()
         // A goodbye: the will is for a flapd gone without one.
         client.publish(.init(topic: device.availability, "offline", retain: true))
         client.stop()
@@ -156,7 +156,6 @@ package final class MQTTBridge: Service, Sendable {
                 last[topic] = client.publish(.init(topic: topic, payload, retain: true)) == nil ? payload : nil
             }
         }
-        publisherDone.signal()
     }
 
     /// Every state topic and its payload, in order; a board that flipped since the last look
