@@ -146,6 +146,7 @@ let package = Package(
             dependencies: [
                 "FlapMessages", "FlapBoard", "FlapCore", "FlapInput", "FlapClock", "FlapNet",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

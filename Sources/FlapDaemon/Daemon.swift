@@ -143,6 +143,8 @@ public struct Daemon: Sendable {
                                       logger: logger, status: daemonStatus, feed: feed))
         if api.enabled {
             members.append(.service("local API", app))
+            // After the API: it stops first, and the pages' streams end before the API's connections.
+            if let feed { members.append(.service("web feed", feed)) }
         } else {
             members.append(.service("until shutdown", ReadyThenUntilShutdown(status: status)))
         }

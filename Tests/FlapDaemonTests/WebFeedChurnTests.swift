@@ -16,6 +16,8 @@ import Testing
     /// deadlock is seen as a bound passed, not as a test that hangs.
     @Test func pagesComingAndGoingWhileTheBoardFlipsNeverStopTheFeed() {
         let feed = WebFeed(keepaliveEvery: 0.001)
+        let keepalive = Task { await feed.run() }
+        defer { keepalive.cancel() }
         let rounds = 400, pages = 4
         let done = DispatchSemaphore(value: 0)
         let opened = Atomic<Int>(0)

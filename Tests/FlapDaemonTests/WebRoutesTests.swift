@@ -121,7 +121,8 @@ import Testing
 
     @Test func aPageThatSeesNoFlipGetsKeepalives() async throws {
         let feed = WebFeed(keepaliveEvery: 0.05)
-        defer { feed.finish() }
+        let keepalive = Task { await feed.run() }
+        defer { keepalive.cancel() }
         let stream = try #require(feed.watch { ["now": 0] })
         var chunks = stream.makeAsyncIterator()
         let hello = await chunks.next().map { String(decoding: $0, as: UTF8.self) }

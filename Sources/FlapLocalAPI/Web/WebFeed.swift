@@ -2,6 +2,7 @@ import FlapClock
 import FlapCore
 import FlapNet
 import Foundation
+import ServiceLifecycle
 import Synchronization
 
 /// The board as the web page watches it: a `FlipObserver` that hands every flip the conductor
@@ -13,7 +14,10 @@ import Synchronization
 /// JSON is written on a thread of its own, at most every `batch` (about 40 frames a second), and
 /// a page that does not keep up loses its oldest events, never the conductor's time (the next
 /// settled frame puts it right).
-public final class WebFeed: FlipObserver, Sendable {
+///
+/// A `Service`: while it runs, a page that sees no flip gets a keepalive; when it stops (before
+/// the local API, whose connections its pages hold), every page's stream ends.
+public final class WebFeed: FlipObserver, Service, Sendable {
     /// Pages that may watch at once; one more is refused (503).
     public static let maxWatchers = 8
     /// Events kept for a page that reads slowly, before its oldest are dropped.
@@ -41,7 +45,7 @@ public final class WebFeed: FlipObserver, Sendable {
 
     private let watchers = Watchers()
     private let queue: OutputQueue<Item>
-    private let keepalive: Task<Void, Never>
+    private let every: Double
 
     /// - Parameter every: how often a page that sees no flip gets a comment line, so that a
     ///   page (or a proxy) gone without a word is found out by the write that fails, and its
@@ -52,9 +56,16 @@ public final class WebFeed: FlipObserver, Sendable {
             for chunk in WebFeed.events(items) { watchers.send(chunk) }
             Thread.sleep(forTimeInterval: WebFeed.batch)  // lets the next flips gather
         }
-        keepalive = Task {
+        self.every = every
+    }
+
+    /// Keepalives until the service group stops (or the task is cancelled); then every page's
+    /// stream ends.
+    public func run() async {
+        await cancelWhenGracefulShutdown { [watchers, every] in
             while (try? await Task.sleep(for: .seconds(every))) != nil { watchers.send(Array(": keepalive\n\n".utf8)) }
         }
+        finish()
     }
 
     public func flip(_ event: FlipEvent) {
@@ -90,9 +101,8 @@ public final class WebFeed: FlipObserver, Sendable {
         return stream
     }
 
-    /// Ends every page's stream (flapd is stopping) and the feed's thread.
+    /// Ends every page's stream (flapd is stopping) and the feed's thread; once.
     public func finish() {
-        keepalive.cancel()
         // Finished outside the lock: a stream's end takes it to count the page out.
         for c in watchers.streams.withLock({ Array($0.all.values) }) { c.finish() }
         queue.close()
