@@ -9,8 +9,9 @@ import Foundation
 /// conductor's thread adds one per fired flip — no system call, no allocation — to a counter of
 /// the module's own. With a state folder the counters live in a memory-mapped file
 /// (`flips.bin`: "FLAPCNT1", then per board its rows × cols counts, 64-bit), flushed with the
-/// state file, so they add up across restarts; without one they count from this start. A
-/// reader on another thread may see a count one flip behind.
+/// state file, so they add up across restarts; without one they count from this start. Each
+/// count is a `SharedCounter`: a reader on another thread may see it one flip behind, never torn.
+/// (`@unchecked Sendable`: the pointer is only ever reached through `SharedCounter`.)
 public final class FlipCounter: FlipObserver, @unchecked Sendable {
     private static let magic = Array("FLAPCNT1".utf8)
     private let file: MappedFile?
@@ -50,7 +51,7 @@ public final class FlipCounter: FlipObserver, @unchecked Sendable {
 
     public func flip(_ event: FlipEvent) {
         guard offsets.indices.contains(event.board) else { return }
-        base[offsets[event.board] + event.row * sizes[event.board].cols + event.col] &+= 1
+        SharedCounter.add(1, to: base + offsets[event.board] + event.row * sizes[event.board].cols + event.col)
     }
 
     public func settled(board: Int, transition: Int, frame: Frame) {}
@@ -59,7 +60,7 @@ public final class FlipCounter: FlipObserver, @unchecked Sendable {
     public func counts(board: Int) -> [[Int]] {
         guard offsets.indices.contains(board) else { return [] }
         let s = sizes[board]
-        return (0..<s.rows).map { r in (0..<s.cols).map { c in Int(base[offsets[board] + r * s.cols + c]) } }
+        return (0..<s.rows).map { r in (0..<s.cols).map { c in Int(SharedCounter.load(base + offsets[board] + r * s.cols + c)) } }
     }
 
     /// Writes the counters to disk (with the state file; not on the real-time path).

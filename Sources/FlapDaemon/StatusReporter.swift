@@ -51,9 +51,11 @@ final class StatusReporter: FlipObserver {
     /// `STOPPING=1`: from now on a board that settles short of its target is said to be part-way.
     func stopping() { send(head: "STOPPING=1") { $0.stopping = true } }
 
-    /// The boards where the outputs left them once stopped; returns once it is sent.
+    /// The boards where the outputs left them once stopped (`STOPPING=1` was said when the board
+    /// began to stop: said again only if nothing said it); returns once it is sent.
     func stopped() {
-        stopping()
+        let said = state.withLock { $0.stopping }
+        if said { send { _ in } } else { stopping() }
         queue.sync {}
     }
 

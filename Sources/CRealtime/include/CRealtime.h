@@ -14,3 +14,10 @@ static inline int flap_set_thread_name(const char *name) {
 static inline int flap_set_timer_slack(unsigned long nanoseconds) { (void)nanoseconds; return 0; }
 static inline int flap_set_thread_name(const char *name) { (void)name; return 0; }
 #endif
+
+#include <stdint.h>
+/// A 64-bit counter in memory several threads share (a mapped file's): one writer adds with a
+/// relaxed atomic add (no fence, no system call), readers load it relaxed — never torn, never a
+/// data race.
+static inline void flap_counter_add(uint64_t *counter, uint64_t n) { __atomic_fetch_add(counter, n, __ATOMIC_RELAXED); }
+static inline uint64_t flap_counter_load(const uint64_t *counter) { return __atomic_load_n(counter, __ATOMIC_RELAXED); }
