@@ -191,7 +191,9 @@ import Testing
             /flapd run --config /home.yaml --state-dir /tmp/state2 --plain --no-sound > /tmp/flapd2.log 2>&1 &
             f=$!
             until grep -q "left still" /tmp/flapd2.log; do :; done
-            echo "STATUS $(/flapd status --url http://127.0.0.1:7000 | tr -d '\n')"
+            # The local API starts after the outputs (which home first): ask until it answers.
+            until /flapd status --url http://127.0.0.1:7000 > /tmp/status.json 2>/dev/null; do :; done
+            echo "STATUS $(tr -d '\n' < /tmp/status.json)"
             kill $f; wait $f
             echo "FLAPD-EXIT dead $?"
             cat /tmp/flapd2.log
