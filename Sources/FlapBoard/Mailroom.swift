@@ -422,10 +422,13 @@ public final class Mailroom: Sendable {
                 await self.refresh()
             }
         }
-        state.withLock { s in
-            s.wake?.cancel()
-            s.wake = s.stopped ? nil : task
+        // Swapped under the lock, cancelled outside it (a cancel runs the task's handlers).
+        let old = state.withLock { s in
+            defer { s.wake = s.stopped ? nil : task }
+            return s.wake
         }
+        old?.cancel()
+        if isStopped { task?.cancel() }
     }
 
     /// Writes `saved`, its reported ids pruned to messages still in the inbox. On the desk.
@@ -440,10 +443,12 @@ public final class Mailroom: Sendable {
     /// changes are saved but not shown (the outputs are stopping; they show after a restart).
     public func stop() async {
         await onDesk {
-            self.state.withLock { s in
+            let wake = self.state.withLock { s in
+                defer { s.wake = nil }
                 s.stopped = true
-                s.wake?.cancel()
+                return s.wake
             }
+            wake?.cancel()
         }
     }
 

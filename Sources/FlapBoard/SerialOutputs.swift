@@ -20,9 +20,9 @@ public struct SerialOutputs: Sendable {
     /// No serial boards.
     public init() {}
 
-    /// The drivers of `config`'s serial boards; `sent` is told of each target a module is sent
-    /// (board, row-major module, drum index).
-    package init(config: FlapdConfig, logger: Logger, sent: @escaping @Sendable (Int, Int, UInt8) -> Void = { _, _, _ in }) {
+    /// The drivers of `config`'s serial boards, their timing threads started as `threads` start
+    /// them; `sent` is told of each target a module is sent (board, row-major module, drum index).
+    package init(config: FlapdConfig, logger: Logger, threads: TimingThreads = .plain, sent: @escaping @Sendable (Int, Int, UInt8) -> Void = { _, _, _ in }) {
         flips = config.boards.map(\.timing.flip)
         for (i, b) in config.boards.enumerated() {
             guard let serial = b.serial else { continue }
@@ -36,7 +36,7 @@ public struct SerialOutputs: Sendable {
             switch b.output {
             case .splitflap:
                 splitflaps.append(SplitflapDriver(board: i, rows: b.rows, cols: b.cols,
-                                                  link: SplitflapLink(open: open, retryMs: serial.retryMs, log: log),
+                                                  link: SplitflapLink(open: open, retryMs: serial.retryMs, threads: threads, log: log),
                                                   onSent: { sent(i, $0, $1) }))
             case .flapbus:
                 let driver = FlapbusDriver(board: i, cols: b.cols, link: FlapbusLink(open: open, retryMs: serial.retryMs,

@@ -64,7 +64,14 @@ public struct Daemon: Sendable {
         let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) },
                                                          keptByOutputs: SerialOutputs.selfMoving(config)) }
         if stateDir != nil, journal == nil { logger.error("cannot map \(stateDir!)/positions.bin: positions are saved once a second only") }
-        let serial = SerialOutputs(config: config, logger: logger) { [config] board, module, flap in
+        let rt = config.realtime
+        // One real-time class: the conductor and every output's timing thread.
+        let threads = TimingThreads(realtime: .init(
+            priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
+            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros))) { [logger] in
+            logger.warning("\($0)")
+        }
+        let serial = SerialOutputs(config: config, logger: logger, threads: threads) { [config] board, module, flap in
             journal?.sent(board: board, module: module, code: config.boards[board].drum.glyphs[Int(flap)].code)
         }
         let gpio = try GPIOBoards(config: config, stateDir: stateDir, logger: logger)
@@ -82,13 +89,6 @@ public struct Daemon: Sendable {
                             keeper?.changed()
                             status?.moving()
                         })
-        let rt = config.realtime
-        // One real-time class: the conductor and every output's timing thread.
-        let threads = TimingThreads(realtime: .init(
-            priority: rt.priority > 0 ? Int32(rt.priority) : nil, lockMemory: rt.lockMemory,
-            wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros))) { [logger] in
-            logger.warning("\($0)")
-        }
         let heartbeat = systemd.flatMap { notifier in
             notifier.watchdogInterval.map { Conductor.Heartbeat(interval: $0) { notifier.send("WATCHDOG=1") } }
         }

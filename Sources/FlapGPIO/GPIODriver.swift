@@ -272,7 +272,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private func loop() {
         lock.lock()
         while running {
-            guard reached(nextInstant, lock: lock) else { continue }
+            guard lock.waitForDue(nextInstant) else { continue }
             let (writes, steps) = due(now: MonotonicClock.now())
             let journal = self.journal
             writing = true

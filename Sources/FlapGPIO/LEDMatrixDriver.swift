@@ -118,7 +118,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     private func loop() {
         lock.lock()
         while running {
-            guard reached(due.last?.at, lock: lock) else { continue }
+            guard lock.waitForDue(due.last?.at) else { continue }
             while let d = due.last, d.at <= MonotonicClock.now() {
                 images[d.module] = d.image
                 drawn[d.module] = d.flap

@@ -79,18 +79,20 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Sends each group of modules at its cascade instant. What a group changes is taken under
+    /// the lock; the journal (`onSent`) and the link are told outside it.
     private func loop() {
         lock.lock()
-        defer { lock.unlock() }
         while running {
-            guard let next = queue.next else { lock.wait(); continue }
-            let now = MonotonicClock.now()
-            if next > now {
-                _ = lock.wait(until: Date().addingTimeInterval(Double(next - now) / 1e9))
-                continue
-            }
-            for d in queue.take(by: MonotonicClock.now()) { targets[d.module] = d.flap; onSent(d.module, d.flap) }
-            link.set(targets.map { SplitflapProtocol.ModuleTarget(flap: $0) })
+            guard lock.waitForDue(queue.next) else { continue }
+            let due = queue.take(by: MonotonicClock.now())
+            for d in due { targets[d.module] = d.flap }
+            let all = targets
+            lock.unlock()
+            for d in due { onSent(d.module, d.flap) }
+            link.set(all.map { SplitflapProtocol.ModuleTarget(flap: $0) })
+            lock.lock()
         }
+        lock.unlock()
     }
 }

@@ -42,21 +42,24 @@ public final class SplitflapLink: @unchecked Sendable {
     /// power through a reopen (or a restart of flapd) would silently keep its old state.
     private let nonce = Mutex(UInt32.random(in: 1...UInt32.max))
     private let changed = NSCondition()
+    private let threads: TimingThreads
     private var thread: Thread?
 
-    /// `open` opens the port (again after a failure).
+    /// `open` opens the port (again after a failure); the link's thread starts as `threads`
+    /// start it (the wall's real-time class: each target goes out when the driver hands it over).
     public init(open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
-                retryMs: Int = SplitflapProtocol.retryMilliseconds, log: @escaping @Sendable (String) -> Void = { _ in }) {
+                retryMs: Int = SplitflapProtocol.retryMilliseconds, threads: TimingThreads = .plain,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.open = open
+        self.threads = threads
         self.retryNanos = Int64(retryMs) * 1_000_000
         self.log = log
     }
 
-    /// Starts the link's thread (`flapd-sf-link`), at normal priority: it ships frames whose
-    /// instants the display keep. Starting a started link does nothing.
+    /// Starts the link's thread (`flapd-sf-link`). Starting a started link does nothing.
     public func start() {
         guard thread == nil else { return }
-        thread = TimingThreads.plain.start("sf-link") { [self] _ in loop() }
+        thread = threads.start("sf-link") { [self] _ in loop() }
     }
 
     /// Asks the display what its modules show, and returns the first report in which none is

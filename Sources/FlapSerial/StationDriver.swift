@@ -25,7 +25,9 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     public let addresses: [UInt8]
     private let open: @Sendable () throws(SerialError) -> any SerialTransport
     private let log: @Sendable (String) -> Void
-    private let lock = NSCondition()
+    private let lock = NSLock()
+    /// Signalled by a new plan (and the stop): the bus's thread, with nothing queued, waits on it.
+    private let idle = DispatchSemaphore(value: 0)
     private var targets: [UInt8]
     /// Told of each target as it goes out (row-major module, drum index), on the bus's thread.
     private let onSent: @Sendable (Int, UInt8) -> Void
@@ -73,7 +75,8 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     }
 
     public func stop() {
-        lock.lock(); running.store(false, ordering: .relaxed); lock.broadcast(); lock.unlock()
+        running.store(false, ordering: .relaxed)
+        idle.signal()
         while thread?.isFinished == false { usleep(1000) }
     }
 
@@ -81,8 +84,8 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
         guard board == self.board else { return }
         lock.lock()
         queue.replace(with: plan, transitionStart: transitionStart)
-        lock.broadcast()
         lock.unlock()
+        idle.signal()
     }
 
     /// Targets not yet sent of moves that start after `instant` are dropped; a module already
@@ -113,12 +116,14 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
                 group.append((addresses[d.module], d.flap))
                 plannedAt = plannedAt ?? d.at
             }
-            if group.isEmpty {
-                // Wake for the next instant, or every 50 ms to notice a port that went away.
-                let wait = min(queue.next.map { $0 - now } ?? 50_000_000, 50_000_000)
-                _ = lock.wait(until: Date().addingTimeInterval(Double(wait) / 1e9))
-            }
+            // With nothing due: wait for the next instant on the monotonic clock (at most 5 ms,
+            // so an earlier plan is picked up), or for a plan, at most 50 ms, to read the port
+            // (a port that went away is noticed by the read).
+            let next = queue.next
             lock.unlock()
+            if group.isEmpty {
+                if let next { MonotonicClock.sleep(until: min(next, now + 5_000_000)) } else { idle.wait(timeout: .now() + .milliseconds(50)) }
+            }
             // Each module's new target is noted (the journal) before it is sent, outside the lock.
             for n in noted { onSent(n.module, n.flap) }
             if group.isEmpty { _ = try port.read(max: 256, timeoutMs: 0) } else { try send(group, port: port, plannedAt: plannedAt) }
