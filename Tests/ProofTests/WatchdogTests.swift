@@ -16,7 +16,7 @@ import Glibc
 @Suite struct WatchdogTests {
     static let key = "watch-key"
     /// How long every door is driven (`FLAP_WATCHDOG_SECONDS` to run longer by hand).
-    static let seconds = Double(ProcessInfo.processInfo.environment["FLAP_WATCHDOG_SECONDS"] ?? "") ?? 60
+    static let seconds = Double(ProcessInfo.processInfo.environment["FLAP_WATCHDOG_SECONDS"] ?? "") ?? 120
 
     /// One HTTP/1.1 exchange on a new connection (`Connection: close`); the answer's status line,
     /// or what went wrong. `stopAt`: for a stream, close once the answer holds it.
