@@ -54,7 +54,7 @@ public enum LocalAPI {
                 return Response(status: 200, contentType: "text/plain; version=0.0.4", body: Array(status.prometheus().utf8))
             case (.POST, "/home"):
                 let boards = await BlockingWork.run { status.gpio.homeAll() }  // reads calibration.json
-                return json(boards.isEmpty ? 409 : 202, boards.isEmpty ? ["error": "no board has home sensors (gpio.home)"] : ["homing": boards])
+                return boards.isEmpty ? json(409, ["error": "no board has home sensors (gpio.home)"]) : json(202, ["homing": boards])
             case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
             case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)
@@ -91,8 +91,7 @@ public enum LocalAPI {
         guard let shown = posted else {
             if mailroom.isQuietHolding {
                 logger.info("message kept for the end of the quiet hours")
-                return json(202, ["held": "quiet hours", "until": mailroom.quietUntil ?? NSNull(),
-                                  "note": "kept; it shows when the quiet hours end (send it with \"forced\": true to show it now)"])
+                return json(202, LocalReply.Held(until: mailroom.quietUntil))
             }
             if mailroom.isStopped {
                 return json(503, ["error": "flapd is stopping; the message is kept and shows after the restart"])
@@ -102,11 +101,10 @@ public enum LocalAPI {
         }
         logger.info("message accepted", metadata: [
             "transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])
-        var reply: [String: Any] = ["message": wall.config.localGrid == nil ? shown.frame.codes : codes(wall), "transition": shown.transition.number,
-                                    "flips": shown.transition.plan.flipCount]
-        if !shown.cut.isEmpty { reply["cut"] = shown.cut }
-        if !shown.substitutions.isEmpty { reply["substitutions"] = shown.substitutions.map(\.description) }
-        return json(201, reply)
+        return json(201, LocalReply.Accepted(message: wall.config.localGrid == nil ? shown.frame.codes : codes(wall),
+                                             transition: shown.transition.number, flips: shown.transition.plan.flipCount,
+                                             cut: shown.cut.isEmpty ? nil : shown.cut,
+                                             substitutions: shown.substitutions.isEmpty ? nil : shown.substitutions.map(\.description)))
     }
 
     /// A local API body (codes, `characters`, `text` or VBML, with its transition, `arriveAt`,
@@ -165,8 +163,8 @@ public enum LocalAPI {
         Response(status: status, contentType: "text/plain; charset=utf-8", body: Array(body.utf8))
     }
 
-    static func json(_ status: Int, _ object: [String: Any]) -> Response {
-        Response(status: status, contentType: "application/json", body: Array(SortedJSON.data(object)))
+    static func json<T: Encodable>(_ status: Int, _ reply: T) -> Response {
+        Response(status: status, contentType: "application/json", body: Array(SortedJSON.data(encoding: reply)))
     }
 
     /// Compares two strings in time that depends only on their lengths, not on where they differ.

@@ -137,7 +137,7 @@ package final class MQTTBridge: Service, Sendable {
 
     private func refuse(_ client: MQTTClient, _ topic: String, _ why: String) {
         logger.warning("MQTT command refused", metadata: ["topic": "\(topic)", "why": "\(why)"])
-        client.publish(.init(topic: device.errors, payload: Array(SortedJSON.data(["topic": topic, "error": why])), qos: 0))
+        client.publish(.init(topic: device.errors, payload: Array(SortedJSON.data(encoding: ["topic": topic, "error": why])), qos: 0))
     }
 
     // MARK: State
@@ -170,13 +170,11 @@ package final class MQTTBridge: Service, Sendable {
             out.append((device.availability(board.id), board.modules.serial?.connected == false ? "offline" : "online"))
             guard !board.moving else { continue }
             let here = zones.filter { $0.board == board.id || $0.board == grid }
-            let shown: [String: Any] = [
-                "text": MQTTDevice.text(rows: board.shows), "rows": board.shows,
-                "sender": here.first?.sender ?? NSNull(), "message_id": here.first?.id ?? NSNull(),
-                "zones": here.map { ["rows": $0.rows, "cols": $0.cols, "sender": $0.sender ?? NSNull(), "message_id": $0.id ?? NSNull()] as [String: Any] },
-                "modules_ok": board.modules.ok, "modules_faulty": board.modules.faulty,
-            ]
-            out.append((device.state(board.id), SortedJSON.string(shown)))
+            let shown = MQTTBoardState(text: MQTTDevice.text(rows: board.shows), rows: board.shows,
+                                       sender: here.first?.sender, messageID: here.first?.id,
+                                       zones: here.map { .init(rows: $0.rows, cols: $0.cols, sender: $0.sender, messageID: $0.id) },
+                                       modulesOK: board.modules.ok, modulesFaulty: board.modules.faulty)
+            out.append((device.state(board.id), SortedJSON.string(encoding: shown)))
         }
         out.append((device.quietState, mailroom.quiet()?.active == true ? "ON" : "OFF"))
         return out

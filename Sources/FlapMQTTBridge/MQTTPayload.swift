@@ -14,6 +14,6 @@ public enum MQTTPayload {
         guard payload.count <= LocalAPI.maxBody else { return .failure(.badRequest("larger than \(LocalAPI.maxBody) bytes")) }
         guard let text = String(validating: payload, as: UTF8.self) else { return .failure(.badRequest("not UTF-8 text")) }
         let first = StrictJSON.firstByte(of: payload)
-        return .success(first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? Data(payload) : SortedJSON.data(["text": text]))
+        return .success(first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? Data(payload) : SortedJSON.data(encoding: ["text": text]))
     }
 }

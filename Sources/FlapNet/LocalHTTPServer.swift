@@ -178,7 +178,7 @@ public struct LocalHTTPServer: Service {
         private func refuse(_ status: Int, _ message: String, version: HTTPVersion, context: ChannelHandlerContext) {
             refused = true
             deadline?.cancel()
-            let body = Array(SortedJSON.data(["error": message]))
+            let body = Array(SortedJSON.data(encoding: ["error": message]))
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/json")
             headers.add(name: "Content-Length", value: String(body.count))

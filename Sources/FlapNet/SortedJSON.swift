@@ -1,9 +1,9 @@
 import Foundation
 
-/// JSON text of a value as `JSONSerialization` takes it, with every object's keys in code-point
-/// order, so that the same value always reads the same. (Foundation's `.sortedKeys` compares keys
-/// through a `Locale`, and that loads ICU's locale data into the process: about a megabyte of
-/// resident memory in the daemon, for ordering a few ASCII keys.)
+/// JSON text with every object's keys in code-point order, so that the same value always reads
+/// the same: of a typed value (`data(encoding:)`, what the doors answer), or of a value as
+/// `JSONSerialization` takes it (`data(_:)`, for documents with no type of their own, such as
+/// Home Assistant's discovery).
 public enum SortedJSON {
     public static func data(_ value: Any) -> Data {
         var out = Data()
@@ -12,6 +12,17 @@ public enum SortedJSON {
     }
 
     public static func string(_ value: Any) -> String { String(decoding: data(value), as: UTF8.self) }
+
+    /// JSON text of a typed value, keys in code-point order and `/` unescaped: the text `data`
+    /// writes for the same value. What the doors answer is written so; `data(_: Any)` is for
+    /// what has no type of its own (Home Assistant's discovery documents).
+    public static func data<T: Encodable>(encoding value: T) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)) ?? Data("null".utf8)
+    }
+
+    public static func string<T: Encodable>(encoding value: T) -> String { String(decoding: data(encoding: value), as: UTF8.self) }
 
     static func write(_ value: Any, into out: inout Data) {
         switch value {

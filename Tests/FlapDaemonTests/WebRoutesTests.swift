@@ -109,13 +109,13 @@ import Testing
 
     @Test func theFeedTakesAtMostItsWatchers() async throws {
         let feed = WebFeed()
-        let first = try #require(feed.watch { ["now": 0] })
+        let first = try #require(feed.watch { .empty })
         let reader = Task { var n = 0; for await _ in first { n += 1 }; return n }
-        let others = (1..<WebFeed.maxWatchers).compactMap { _ in feed.watch { [:] } }
-        #expect(others.count == WebFeed.maxWatchers - 1 && feed.watch(hello: { [:] }) == nil, "one more is refused")
+        let others = (1..<WebFeed.maxWatchers).compactMap { _ in feed.watch { .empty } }
+        #expect(others.count == WebFeed.maxWatchers - 1 && feed.watch(hello: { .empty }) == nil, "one more is refused")
         reader.cancel()  // the page goes: its place is free again
         #expect(await reader.value == 1, "it had its hello")
-        #expect(feed.watch(hello: { [:] }) != nil)
+        #expect(feed.watch(hello: { .empty }) != nil)
         feed.finish()
     }
 
@@ -123,7 +123,7 @@ import Testing
         let feed = WebFeed(keepaliveEvery: 0.05)
         let keepalive = Task { await feed.run() }
         defer { keepalive.cancel() }
-        let stream = try #require(feed.watch { ["now": 0] })
+        let stream = try #require(feed.watch { .empty })
         var chunks = stream.makeAsyncIterator()
         let hello = await chunks.next().map { String(decoding: $0, as: UTF8.self) }
         let next = await chunks.next().map { String(decoding: $0, as: UTF8.self) }
@@ -134,5 +134,12 @@ import Testing
         var h = LatenessHistogram()
         for ns: Int64 in [-5, 0, 9_999, 10_000, 150_000, 999_999, 1_000_000, 25_000_000, 90_000_000] { h.record(ns) }
         #expect(h.bins() == [3, 1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 2])
+    }
+}
+
+extension LocalReply.Hello {
+    /// A hello of no boards, for tests of the feed itself.
+    static var empty: LocalReply.Hello {
+        .init(boards: [], grids: [], local: .init(board: "", rows: 0, cols: 0), glyphs: [], now: 0)
     }
 }

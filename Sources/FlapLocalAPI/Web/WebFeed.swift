@@ -80,7 +80,7 @@ public final class WebFeed: FlipObserver, Service, Sendable {
 
     /// A new page's stream of events, beginning with `hello` (what `hello()` makes, called once
     /// the page is counted, so no flip falls between the two); nil when `maxWatchers` watch.
-    public func watch(hello: () -> [String: Any]) -> AsyncStream<[UInt8]>? {
+    func watch(hello: () -> LocalReply.Hello) -> AsyncStream<[UInt8]>? {
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .bufferingNewest(Self.backlog))
         let id: Int? = watchers.streams.withLock { s in
             guard s.all.count < Self.maxWatchers else { return nil }
@@ -113,19 +113,20 @@ public final class WebFeed: FlipObserver, Service, Sendable {
     /// settled board, in the order they came.
     static func events(_ items: [Item]) -> [[UInt8]] {
         var out: [[UInt8]] = []
-        var flips: [[Any]] = []
+        var flips: [LocalReply.Flips.Row] = []
         func flush() {
             guard !flips.isEmpty else { return }
-            out.append(event("flips", ["now": ms(MonotonicClock.now()), "flips": flips]))
+            out.append(event("flips", LocalReply.Flips(now: ms(MonotonicClock.now()), flips: flips)))
             flips.removeAll()
         }
         for item in items {
             switch item {
             case .flip(let e):
-                flips.append([e.board, e.row, e.col, Int(e.glyph.code), ms(e.planned), ms(e.actual), e.transition])
+                flips.append(.init(board: e.board, row: e.row, col: e.col, code: Int(e.glyph.code), planned: ms(e.planned),
+                                   actual: ms(e.actual), transition: e.transition))
             case .settled(let board, let transition, let frame):
                 flush()
-                out.append(event("settled", ["board": board, "transition": transition, "codes": frame.codes]))
+                out.append(event("settled", LocalReply.Settled(board: board, transition: transition, codes: frame.codes)))
             }
         }
         flush()
@@ -136,7 +137,7 @@ public final class WebFeed: FlipObserver, Service, Sendable {
     static func ms(_ nanos: Int64) -> Double { Double(nanos / 1000) / 1000 }
 
     /// One server-sent event: its name and its JSON on one `data:` line.
-    static func event(_ name: String, _ object: [String: Any]) -> [UInt8] {
-        Array("event: \(name)\ndata: ".utf8) + Array(SortedJSON.data(object)) + Array("\n\n".utf8)
+    static func event<T: Encodable>(_ name: String, _ value: T) -> [UInt8] {
+        Array("event: \(name)\ndata: ".utf8) + Array(SortedJSON.data(encoding: value)) + Array("\n\n".utf8)
     }
 }

@@ -38,22 +38,22 @@ enum WebRoutes {
 
     /// What a page needs before the first flip: every board (size, flip time, what it shows now),
     /// the grids, the local API's board, the glyph of each code, and the monotonic clock (ms).
-    static func hello(_ wall: Wall) -> [String: Any] {
+    static func hello(_ wall: Wall) -> LocalReply.Hello {
         let c = wall.config
-        let boards: [[String: Any]] = c.boards.enumerated().map { i, b in
-            ["id": b.id, "rows": b.rows, "cols": b.cols, "heart": b.heart, "output": b.output.rawValue,
-             "flip_ms": Double(b.timing.flip) / 1e6, "codes": wall.conductor.frame(board: i).codes,
-             "moving": wall.conductor.isMoving(board: i)]
+        let boards = c.boards.enumerated().map { i, b in
+            LocalReply.Hello.Board(id: b.id, rows: b.rows, cols: b.cols, heart: b.heart, output: b.output.rawValue,
+                                   flip_ms: Double(b.timing.flip) / 1e6, codes: wall.conductor.frame(board: i).codes,
+                                   moving: wall.conductor.isMoving(board: i))
         }
-        let glyphs: [[Any]] = Glyph.all.map { g in
-            guard let chip = g.chip else { return [Int(g.code), g.text, NSNull()] }
+        let glyphs = Glyph.all.map { g in
+            guard let chip = g.chip else { return LocalReply.Hello.GlyphRow(code: Int(g.code), text: g.text, colour: nil) }
             let (r, gr, b) = chip.rgb
-            return [Int(g.code), "", String(format: "#%02x%02x%02x", r, gr, b)]
+            return LocalReply.Hello.GlyphRow(code: Int(g.code), text: "", colour: String(format: "#%02x%02x%02x", r, gr, b))
         }
         let local = c.localAPI.board ?? c.boards[c.localBoardIndex].id
-        return ["boards": boards, "grids": c.grids.map { ["id": $0.id, "boards": $0.boards] },
-                "local": ["board": local, "rows": c.localSize.rows, "cols": c.localSize.cols],
-                "glyphs": glyphs, "now": WebFeed.ms(MonotonicClock.now())]
+        return LocalReply.Hello(boards: boards, grids: c.grids.map { .init(id: $0.id, boards: $0.boards) },
+                                local: .init(board: local, rows: c.localSize.rows, cols: c.localSize.cols),
+                                glyphs: glyphs, now: WebFeed.ms(MonotonicClock.now()))
     }
 
     /// `POST /local-api/preview`: what a message (the body `POST /local-api/message` takes) would
@@ -72,8 +72,8 @@ enum WebRoutes {
             return LocalAPI.json(409, ["error": "no zone takes the local sender (@local)"])
         }
         if let problem = part.problem { return LocalAPI.json(400, ["error": problem]) }
-        return LocalAPI.json(200, ["message": part.frame.codes, "cut": part.cut, "substitutions": part.substitutions.map(\.description),
-                                   "rows": zone.rows.count, "cols": zone.cols.count])
+        return LocalAPI.json(200, LocalReply.Preview(message: part.frame.codes, cut: part.cut, substitutions: part.substitutions.map(\.description),
+                                                     rows: zone.rows.count, cols: zone.cols.count))
     }
 
     /// Limits of the quiet switch's body: `{"quiet": true | false | null}`.
@@ -93,7 +93,6 @@ enum WebRoutes {
         }
         await mailroom.setQuiet(on)
         let q = mailroom.quiet()
-        return LocalAPI.json(200, ["quiet": ["active": q?.active ?? false, "until": q?.until ?? NSNull(),
-                                             "switched": q?.switched ?? NSNull()] as [String: Any]])
+        return LocalAPI.json(200, LocalReply.Quiet(active: q?.active ?? false, until: q?.until, switched: q?.switched))
     }
 }
