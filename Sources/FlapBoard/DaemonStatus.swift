@@ -61,7 +61,7 @@ public struct DaemonStatus: Sendable {
             versions: ["flapd": Self.version, "swift": Self.swiftVersion],
             quiet: mailroom?.quiet() ?? wall.config.quietHours.map { q in
                 let now = Date().timeIntervalSince1970
-                return StatusReport.Quiet(active: q.holds(at: now), until: q.holds(at: now) ? q.end(after: now) : nil, messages: q.messages.rawValue)
+                return StatusReport.Quiet(active: q.holds(at: now), until: q.holds(at: now) ? q.end(after: now) : nil, messages: q.messages)
             },
             waiting: mailroom?.waiting(), zones: mailroom?.zones(), latenessBinsUs: LatenessHistogram.binEdgesMicros)
     }
@@ -70,7 +70,7 @@ public struct DaemonStatus: Sendable {
     package func boards() -> [StatusReport.Board] {
         wall.config.boards.indices.map { i in
             let b = wall.config.boards[i]
-            return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output.rawValue,
+            return StatusReport.Board(id: b.id, rows: b.rows, cols: b.cols, output: b.output,
                                       moving: wall.conductor.isMoving(board: i), shows: PlainFrame.rows(wall.conductor.frame(board: i), heart: b.heart),
                                       target: wall.target(board: i).codes, modules: modules(board: i), flips: counter?.counts(board: i))
         }
@@ -84,22 +84,22 @@ public struct DaemonStatus: Sendable {
         var reported: [StatusReport.Module] = []
         if let d = serial.splitflaps.first(where: { $0.board == board }) {
             reported = d.link.counters.modules.map {
-                StatusReport.Module(state: ModuleCondition($0.state).rawValue, flap: $0.flap, missedHome: $0.missedHome, unexpectedHome: $0.unexpectedHome)
+                StatusReport.Module(state: ModuleCondition($0.state), flap: $0.flap, missedHome: $0.missedHome, unexpectedHome: $0.unexpectedHome)
             }
         }
         if let modules = gpio.health(board: board) {
             reported = modules.map {
-                StatusReport.Module(state: ModuleCondition($0.state).rawValue, missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures)
+                StatusReport.Module(state: ModuleCondition($0.state), missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures)
             }
         }
         if let d = serial.flapbuses.first(where: { $0.board == board }) {
             reported = d.link.counters.reported.prefix(b.rows * b.cols).map {
-                StatusReport.Module(state: ModuleCondition(flapbus: $0.state).rawValue, flap: Int($0.flap), missedHome: Int($0.missedHome),
+                StatusReport.Module(state: ModuleCondition(flapbus: $0.state), flap: Int($0.flap), missedHome: Int($0.missedHome),
                                     unexpectedHome: Int($0.unexpectedHome), crcErrors: Int($0.crcErrors))
             }
         }
         if !reported.isEmpty {
-            let faulty = reported.filter { ModuleCondition(rawValue: $0.state)?.isFaulty == true }.count
+            let faulty = reported.filter(\.state.isFaulty).count
             report.ok = reported.count - faulty
             report.faulty = faulty
             report.reported = reported

@@ -187,11 +187,11 @@ public final class Mailroom: Sendable {
     /// hours, those waiting for the hours to end.
     public func waiting() -> [StatusReport.Waiting] {
         state.withLock { s in
-            let letters = s.saved.inbox.held.map { StatusReport.Waiting(id: $0.id, sender: $0.senderName, reason: "unlock", until: $0.visibleAt) }
+            let letters = s.saved.inbox.held.map { StatusReport.Waiting(id: $0.id, sender: $0.senderName, reason: .unlock, until: $0.visibleAt) }
             var quiet: [StatusReport.Waiting] = []
             for (_, held) in s.quietHeld.sorted(by: { $0.key < $1.key }) {
                 for m in held.messages where !quiet.contains(where: { $0.id == m.id }) {
-                    quiet.append(StatusReport.Waiting(id: m.id, sender: m.senderName, reason: "quiet hours", until: held.until))
+                    quiet.append(StatusReport.Waiting(id: m.id, sender: m.senderName, reason: .quietHours, until: held.until))
                 }
             }
             return letters + quiet
@@ -222,7 +222,7 @@ public final class Mailroom: Sendable {
         let now = quietNow(t, switched: on)
         guard now != nil || wall.config.quietHours != nil || on != nil else { return nil }
         return StatusReport.Quiet(active: now != nil, until: now?.until,
-                                  messages: (wall.config.quietHours?.messages ?? .hold).rawValue, switched: on)
+                                  messages: wall.config.quietHours?.messages ?? .hold, switched: on)
     }
 
     /// What quiet does at `t`, if it holds: the switch wins over the configured hours.

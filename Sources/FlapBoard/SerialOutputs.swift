@@ -125,7 +125,7 @@ public struct SerialOutputs: Sendable {
             var r = StatusReport.SerialLink(protocol: "flapbus", connected: c.connected, sent: c.sent, disconnects: c.disconnects, resyncs: c.resyncs)
             (r.retries, r.acks, r.crcErrors, r.malformed) = (c.retries, c.acks, c.crcErrors, c.malformed)
             (r.refused, r.controllerModules, r.statusReports) = (c.refused, c.modules ?? -1, c.statusReports)
-            r.controllerKind = c.led.map { $0 ? "led" : "stepper" } ?? "unknown"
+            r.controllerKind = c.led.map { $0 ? .led : .stepper } ?? .unknown
             return r
         }
         if let d = stations.first(where: { $0.board == board }) {

@@ -106,7 +106,7 @@ public struct LocalAPIExposure: Error, CustomStringConvertible {
 }
 
 /// Where a board's moves go.
-public enum OutputKind: String, Sendable, CaseIterable {
+public enum OutputKind: String, Sendable, CaseIterable, Codable {
     /// The virtual board on stdout.
     case virtual
     /// An open splitflap display (scottbez1/splitflap) on a serial port.

@@ -5,7 +5,7 @@ import FlapCore
 /// (`gentle`). A message marked `forced` goes through either way. The span's rule is
 /// `DailySpan`'s, which the clack's quiet hours follow too.
 public struct QuietHours: Sendable, Equatable {
-    public enum Messages: String, Sendable, CaseIterable { case hold, gentle }
+    public enum Messages: String, Sendable, CaseIterable, Codable { case hold, gentle }
     /// Minutes since midnight.
     public var from: Int
     public var to: Int

@@ -52,7 +52,7 @@ import Testing
         let held = await mailroom.post("GOOD NIGHT", type: .text)
         #expect(held == nil && row(wall) == "", "the board does not move in quiet hours")
         let waiting = mailroom.waiting()
-        #expect(waiting.count == 1 && waiting.first?.reason == "quiet hours" && waiting.first?.sender == "local")
+        #expect(waiting.count == 1 && waiting.first?.reason == .quietHours && waiting.first?.sender == "local")
         let until = try #require(mailroom.quietUntil)
         #expect(until > clock.now && until <= clock.now + 31 * 60)
 

@@ -32,7 +32,7 @@ import Testing
 
     @Test func metricsAreTheSameReportAsPrometheusText() {
         var report = StatusReport(
-            boards: [StatusReport.Board(id: "wall", rows: 1, cols: 2, output: "virtual", moving: true, shows: ["AB"], target: [[1, 2]],
+            boards: [StatusReport.Board(id: "wall", rows: 1, cols: 2, output: .virtual, moving: true, shows: ["AB"], target: [[1, 2]],
                                         modules: StatusReport.Modules(ok: 1, faulty: 1))],
             conductor: StatusReport.Conductor(flips: 7, latenessP50Us: 10, latenessP99Us: 20, latenessMaxUs: 30, early: 0),
             messageApi: StatusReport.MessageAPI(configured: true, connected: true, skippedFrames: 3), sound: nil, uptimeS: 1.5,
@@ -63,7 +63,7 @@ import Testing
 @Suite struct StatusLineModelTests {
     func board(_ id: String, moving: Bool, shows: String, target: String) -> StatusReport.Board {
         let codes = [Array(target.unicodeScalars.map { Int(Glyph(character: Character($0))?.code ?? 0) })]
-        return StatusReport.Board(id: id, rows: 1, cols: target.count, output: "virtual", moving: moving, shows: [shows], target: codes,
+        return StatusReport.Board(id: id, rows: 1, cols: target.count, output: .virtual, moving: moving, shows: [shows], target: codes,
                                   modules: StatusReport.Modules(ok: target.count, faulty: 0))
     }
 

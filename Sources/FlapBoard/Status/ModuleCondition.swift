@@ -4,10 +4,10 @@ import FlapSerial
 /// A module's state as `/status` names it: one vocabulary for every output that reports one —
 /// GPIO home sensors, an open splitflap display, flapbus controllers. A module is faulty when it
 /// is `sensor_error`, `faulty` or `disabled`.
-enum ModuleCondition: String {
+public enum ModuleCondition: String, Sendable, Codable {
     case normal, unhomed, homing, sensorError = "sensor_error", faulty, disabled
 
-    var isFaulty: Bool { self == .sensorError || self == .faulty || self == .disabled }
+    public var isFaulty: Bool { self == .sensorError || self == .faulty || self == .disabled }
 
     init(_ gpio: HomeTracker.State) {
         switch gpio {

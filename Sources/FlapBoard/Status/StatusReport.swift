@@ -1,4 +1,5 @@
 import FlapInput
+import FlapConfig
 import Foundation
 
 /// How the daemon is, as one Codable value: what `GET /status` sends (snake_case JSON), what
@@ -36,7 +37,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var active: Bool
         public var until: Double?
         /// `hold` or `gentle`.
-        public var messages: String
+        public var messages: QuietHours.Messages
         /// Switched on or off by hand (`POST /quiet`); nil: the configured hours decide.
         public var switched: Bool?
     }
@@ -46,8 +47,14 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public struct Waiting: Codable, Sendable, Equatable {
         public var id: String
         public var sender: String
-        public var reason: String
+        public var reason: WaitReason
         public var until: Double?
+    }
+
+    /// Why a message waits: a held letter not yet unlocked, or quiet hours.
+    public enum WaitReason: String, Codable, Sendable {
+        case unlock
+        case quietHours = "quiet hours"
     }
 
     /// One board: its size and output, whether it moves, what it shows (rows of text), where it
@@ -56,7 +63,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var id: String
         public var rows: Int
         public var cols: Int
-        public var output: String
+        public var output: OutputKind
         public var moving: Bool
         public var shows: [String]
         public var target: [[Int]]
@@ -95,9 +102,12 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// flapbus: frames the controller refused; the modules and kind it reports; STATUS replies.
         public var refused: Int?
         public var controllerModules: Int?
-        public var controllerKind: String?
+        public var controllerKind: ControllerKind?
         public var statusReports: Int?
     }
+
+    /// What a flapbus controller says it drives (`unknown` before it said).
+    public enum ControllerKind: String, Codable, Sendable { case led, stepper, unknown }
 
     /// A GPIO board's lines: steppers (`steps` … `max_late_us`) or an LED chain (`frames`).
     public struct GPIOLines: Codable, Sendable, Equatable {
@@ -114,7 +124,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
 
     /// What is reported of one module (`state` one of `ModuleCondition`).
     public struct Module: Codable, Sendable, Equatable {
-        public var state: String
+        public var state: ModuleCondition
         public var flap: Int?
         public var missedHome: Int?
         public var unexpectedHome: Int?
