@@ -20,10 +20,17 @@ public struct LineEngine: Sendable {
         phase = Array(repeating: 0, count: modules)
         energised = Array(repeating: false, count: modules)
         if case .stepDir(let s) = wiring.kind {
-            for l in s.step { levels[index[l]!] = s.stepActiveLow }
-            for l in s.dir { levels[index[l]!] = s.forwardLevel }
-            for l in s.enable { levels[index[l]!] = s.enableActiveLow }  // disabled
+            for l in s.step { levels[slot(l)] = s.stepActiveLow }
+            for l in s.dir { levels[slot(l)] = s.forwardLevel }
+            for l in s.enable { levels[slot(l)] = s.enableActiveLow }  // disabled
         }
+    }
+
+    /// The place of a chip offset in `levels`. `GPIOWiring.lines` is every line its kind names,
+    /// by construction, so a line not there is a bug here, said as such.
+    private func slot(_ line: Int) -> Int {
+        guard let i = index[line] else { preconditionFailure("GPIO line \(line) is not among the wiring's lines \(wiring.lines)") }
+        return i
     }
 
     /// A module's place in its coil sequence: the pattern its rotor stands at (0 for STEP/DIR).
@@ -48,13 +55,13 @@ public struct LineEngine: Sendable {
     public mutating func step(_ modules: [Int]) -> [[Bool]] {
         switch wiring.kind {
         case .stepDir(let s):
-            for m in modules { levels[index[s.step[m]]!] = !s.stepActiveLow }
+            for m in modules { levels[slot(s.step[m])] = !s.stepActiveLow }
             return [levels]
         case .unipolar(let coils, let half):
             let sequence = half ? GPIOWiring.halfStep : GPIOWiring.fullStep
             for m in modules {
                 phase[m] = (phase[m] + 1) % sequence.count
-                for (i, l) in coils[m].enumerated() { levels[index[l]!] = sequence[phase[m]][i] }
+                for (i, l) in coils[m].enumerated() { levels[slot(l)] = sequence[phase[m]][i] }
             }
             return [levels]
         case .shiftChain(let c):
@@ -69,7 +76,7 @@ public struct LineEngine: Sendable {
     /// STEP/DIR: these modules' STEP lines go back to inactive.
     public mutating func endPulse(_ modules: [Int]) -> [[Bool]] {
         guard case .stepDir(let s) = wiring.kind else { return [] }
-        for m in modules { levels[index[s.step[m]]!] = s.stepActiveLow }
+        for m in modules { levels[slot(s.step[m])] = s.stepActiveLow }
         return [levels]
     }
 
@@ -77,7 +84,7 @@ public struct LineEngine: Sendable {
     public mutating func enable(_ on: Bool, modules: [Int]) -> [[Bool]] {
         guard case .stepDir(let s) = wiring.kind, !s.enable.isEmpty else { return [] }
         let lines = s.enable.count == 1 ? s.enable : modules.map { s.enable[$0] }
-        for l in lines { levels[index[l]!] = on != s.enableActiveLow }
+        for l in lines { levels[slot(l)] = on != s.enableActiveLow }
         return [levels]
     }
 
@@ -86,7 +93,7 @@ public struct LineEngine: Sendable {
         switch wiring.kind {
         case .stepDir, .max7219: return []
         case .unipolar(let coils, _):
-            for m in modules { for l in coils[m] { levels[index[l]!] = false } }
+            for m in modules { for l in coils[m] { levels[slot(l)] = false } }
             return [levels]
         case .shiftChain(let c):
             for m in modules { energised[m] = false }
@@ -98,7 +105,7 @@ public struct LineEngine: Sendable {
     /// rising edge, then LATCH pulsed: 2 writes a bit and 2 for the latch.
     private mutating func shiftOut(_ c: GPIOWiring.ShiftChain) -> [[Bool]] {
         let sequence = c.halfStep ? GPIOWiring.halfStep : GPIOWiring.fullStep
-        let d = index[c.data]!, k = index[c.clock]!, l = index[c.latch]!
+        let d = slot(c.data), k = slot(c.clock), l = slot(c.latch)
         var out: [[Bool]] = []
         out.reserveCapacity(c.order.count * c.bitsPerModule * 2 + 2)
         for module in c.order.reversed() {

@@ -101,7 +101,7 @@ extension HubStore {
             let places = Array(repeating: "?", count: some.count).joined(separator: ",")
             let rows = try await db.query("UPDATE messages SET delivered_at = ? WHERE id IN (\(places)) AND delivered_at IS NULL AND expires_at > ? RETURNING \(Self.columns)",
                                           [.double(now)] + some + [.double(now)])
-            marked += rows.map(Self.message)
+            marked += try rows.map(Self.message)
         }
         return marked
     }
@@ -133,10 +133,10 @@ extension HubStore {
     }
 
     /// A message from a row of `columns`.
-    static func message(_ r: [SQLValue]) -> Message {
-            Message(id: r[0].text!, senderID: r[1].text!, recipientID: r[2].text!, content: r[3].text!,
-                    contentType: InboxMessage.ContentType(rawValue: r[4].text!) ?? .text, createdAt: r[5].double!,
-                    unlockAt: r[6].double, expiresAt: r[7].double!, deliveredAt: r[8].double, displayedAt: r[9].double,
+    static func message(_ r: [SQLValue]) throws(HubError) -> Message {
+            Message(id: try r.text(0), senderID: try r.text(1), recipientID: try r.text(2), content: try r.text(3),
+                    contentType: InboxMessage.ContentType(rawValue: try r.text(4)) ?? .text, createdAt: try r.double(5),
+                    unlockAt: r[6].double, expiresAt: try r.double(7), deliveredAt: r[8].double, displayedAt: r[9].double,
                     options: r[10].text.flatMap { try? JSONDecoder().decode(MessageOptions.self, from: Data($0.utf8)) } ?? MessageOptions())
     }
 

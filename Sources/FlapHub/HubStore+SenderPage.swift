@@ -55,6 +55,6 @@ extension HubStore {
         return try await db.query("""
             SELECT \(columns), u.username FROM messages m LEFT JOIN users u ON u.id = m.recipient_id
             WHERE m.sender_id = ? AND m.expires_at > ? ORDER BY m.created_at DESC, m.id LIMIT ?
-            """, [.text(sender), .double(now), .int(Int64(limit))]).map { (Self.message($0), $0.last?.text ?? "?") }
+            """, [.text(sender), .double(now), .int(Int64(limit))]).map { (try Self.message($0), $0.last?.text ?? "?") }
     }
 }

@@ -84,7 +84,7 @@ public final class HubStore: Sendable {
 
     func users(_ clause: String, _ parameters: [SQLValue]) async throws -> [User] {
         try await db.query("SELECT id, username, display_name FROM users \(clause)", parameters).map {
-            User(id: $0[0].text!, username: $0[1].text!, displayName: $0[2].text)
+            User(id: try $0.text(0), username: try $0.text(1), displayName: $0[2].text)
         }.sorted(by: Self.byName)
     }
 
@@ -149,7 +149,7 @@ public final class HubStore: Sendable {
 
     private func requests(_ clause: String, _ p: [SQLValue]) async throws -> [FriendRequest] {
         try await db.query("SELECT id, from_id, to_id, status FROM friend_requests \(clause)", p).map {
-            FriendRequest(id: $0[0].text!, fromID: $0[1].text!, toID: $0[2].text!, status: $0[3].text!)
+            FriendRequest(id: try $0.text(0), fromID: try $0.text(1), toID: try $0.text(2), status: try $0.text(3))
         }
     }
 
@@ -169,7 +169,7 @@ public final class HubStore: Sendable {
                    CASE WHEN EXISTS(SELECT 1 FROM friendships WHERE user_id = ? AND friend_id = users.id) THEN 1 ELSE 0 END
             FROM users WHERE id = ? OR lower(username) = lower(?)
             """, [.text(sender), .text(sender), .text(idOrName.lowercased()), .text(idOrName)])
-        return rows.map { r in (User(id: r[0].text!, username: r[1].text!, displayName: r[2].text), r[3].int == 1, r[4].int == 1) }
+        return try rows.map { r in (User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), r[3].int == 1, r[4].int == 1) }
             .min { Self.byName($0.user, $1.user) }
     }
 

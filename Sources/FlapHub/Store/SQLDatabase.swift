@@ -1,3 +1,4 @@
+import FlapHubInput
 /// A value in or out of a SQL database.
 public enum SQLValue: Hashable, Sendable {
     case int(Int64), double(Double), text(String), null
@@ -7,6 +8,25 @@ public enum SQLValue: Hashable, Sendable {
         switch self { case .double(let v): v; case .int(let v): Double(v); default: nil }
     }
     public var text: String? { if case .text(let v) = self { v } else { nil } }
+}
+
+extension [SQLValue] {
+    /// Column `i` of a row, where the schema promises text: a NULL, another type or a missing
+    /// column (a database changed by hand) is an error that names the column, not a crash.
+    func text(_ i: Int) throws(HubError) -> String {
+        guard indices.contains(i), let v = self[i].text else { throw Self.unexpected(i, "text") }
+        return v
+    }
+
+    /// Column `i` of a row, where the schema promises a number (see `text`).
+    func double(_ i: Int) throws(HubError) -> Double {
+        guard indices.contains(i), let v = self[i].double else { throw Self.unexpected(i, "a number") }
+        return v
+    }
+
+    private static func unexpected(_ i: Int, _ kind: String) -> HubError {
+        HubError(500, "the database answered a row whose column \(i + 1) is not \(kind) (was the schema changed by hand?)")
+    }
 }
 
 /// What SQL statements run on: a database, or one of its connections inside a transaction.
