@@ -29,7 +29,9 @@ public final class Mailroom: Sendable {
         /// Per board: the frame last composed.
         var composed: [Int: Frame] = [:]
         var unrouted: Set<String> = []
-        var wake: Task<Void, Never>?
+        /// When the clock next wakes the mailroom (seconds since 1970): an unlock, an expiry, a
+        /// rotation, the end of quiet hours; nil: nothing is due.
+        var nextWake: Double?
         /// Stopped: changes are still saved, but no board is shown any more.
         var stopped = false
         /// Per board held by quiet hours: the messages it waits to show, and when the hours end.
@@ -55,6 +57,13 @@ public final class Mailroom: Sendable {
     /// are shown in the order the inbox changed.
     private let desk = DispatchQueue(label: "flapd-mailroom")
     private let reporter = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Rung when `nextWake` changes, and at the stop.
+    private let clock = Doorbell()
+    /// Boards to wait for, and then the messages to report displayed on them: taken by `run`.
+    private let settles = AsyncStream<Settle>.makeStream()
+    private struct Settle: Sendable {
+        var board: Int, transition: Int, ids: [String]
+    }
 
     /// - Parameters:
     ///   - settled: returns once the board has settled at that transition (or a later one).
@@ -361,11 +370,7 @@ public final class Mailroom: Sendable {
                 postedShown = shown
             }
             guard !c.ids.isEmpty else { continue }
-            let transition = shown.transition.number
-            Task { [self] in
-                await settled(c.board, transition)
-                await onDesk { self.displayed(c.ids, board: c.board, transition: transition) }
-            }
+            settles.continuation.yield(Settle(board: c.board, transition: shown.transition.number, ids: c.ids))
         }
         schedule(next)
         return postedShown
@@ -415,20 +420,37 @@ public final class Mailroom: Sendable {
     }
 
     private func schedule(_ next: Double?) {
-        let task: Task<Void, Never>? = next.map { at in
-            let delay = max(0, at - now()) + 0.001
-            return Task { [weak self] in
-                guard (try? await Task.sleep(for: .seconds(delay))) != nil, let self else { return }
-                await self.refresh()
+        state.withLock { $0.nextWake = $0.stopped ? nil : next }
+        clock.ring()
+    }
+
+    /// What the mailroom waits for off its desk, as children of this call, until `stop`: the
+    /// clock that wakes it for the next unlock, expiry, rotation or end of quiet hours, and each
+    /// shown board's settling, after which the messages it shows are reported displayed. At the
+    /// stop, a board not yet settled is not waited for: its messages are reported once a later
+    /// run has shown them.
+    public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.keepTime() }
+            for await settle in settles.stream {
+                group.addTask {
+                    await self.settled(settle.board, settle.transition)
+                    guard !Task.isCancelled else { return }
+                    await self.onDesk { self.displayed(settle.ids, board: settle.board, transition: settle.transition) }
+                }
             }
+            group.cancelAll()
         }
-        // Swapped under the lock, cancelled outside it (a cancel runs the task's handlers).
-        let old = state.withLock { s in
-            defer { s.wake = s.stopped ? nil : task }
-            return s.wake
+    }
+
+    /// Refreshes whenever `nextWake` comes, until cancelled.
+    private func keepTime() async {
+        while !Task.isCancelled {
+            let next = state.withLock { $0.nextWake }
+            await clock.wait(seconds: next.map { $0 - now() + 0.001 })
+            guard !Task.isCancelled else { return }
+            if let due = state.withLock({ $0.nextWake }), due <= now() { await refresh() }
         }
-        old?.cancel()
-        if isStopped { task?.cancel() }
     }
 
     /// Writes `saved`, its reported ids pruned to messages still in the inbox. On the desk.
@@ -443,13 +465,13 @@ public final class Mailroom: Sendable {
     /// changes are saved but not shown (the outputs are stopping; they show after a restart).
     public func stop() async {
         await onDesk {
-            let wake = self.state.withLock { s in
-                defer { s.wake = nil }
+            self.state.withLock { s in
                 s.stopped = true
-                return s.wake
+                s.nextWake = nil
             }
-            wake?.cancel()
         }
+        settles.continuation.finish()
+        clock.ring()
     }
 
     /// Whether `stop` has run.

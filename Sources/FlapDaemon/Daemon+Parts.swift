@@ -120,8 +120,8 @@ struct ConductorPart: DaemonPart {
 }
 
 /// The board: every board plays on to its restored target, then the mailroom — the one writer —
-/// takes its saved inbox back. At a stop, systemd hears `STOPPING=1` and the mailroom stops
-/// showing.
+/// takes its saved inbox back, and runs its clock and settle waits. At a stop, systemd hears
+/// `STOPPING=1` and the mailroom stops showing.
 struct BoardPart: DaemonPart {
     let wall: Wall
     let mailroom: Mailroom
@@ -132,6 +132,9 @@ struct BoardPart: DaemonPart {
         await onThread(named: "board resume") { wall.resume() }
         await mailroom.restore()
     }
+
+    /// The mailroom's clock and its waits for boards to settle.
+    func work() async { await mailroom.run() }
 
     func stop() async {
         status?.stopping()

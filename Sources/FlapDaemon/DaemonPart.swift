@@ -11,8 +11,15 @@ protocol DaemonPart: Sendable {
     var name: String { get }
     /// Starts the part; the parts after it start once this returns.
     func start() async throws
+    /// What the part does between its start and its stop, as a child of its service (default:
+    /// nothing); `stop` ends it, and the part's service returns once it has.
+    func work() async
     /// Stops the part, once every part after it has stopped.
     func stop() async
+}
+
+extension DaemonPart {
+    func work() async {}
 }
 
 /// Opens once, saying whether the part before started: the parts of one `ServiceGroup` start
@@ -75,8 +82,11 @@ struct PartService: Service, CustomStringConvertible {
             throw error
         }
         started.open(started: true)
-        try? await gracefulShutdown()
-        await part.stop()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await part.work() }
+            try? await gracefulShutdown()
+            await part.stop()
+        }
     }
 }
 

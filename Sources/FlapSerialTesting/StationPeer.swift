@@ -58,7 +58,7 @@ public final class StationPeer: @unchecked Sendable {
             var p = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 50) > 0 else { quiet.add(1, ordering: .relaxed); continue }
             let n = buffer.withUnsafeMutableBytes { read(listening, $0.baseAddress, $0.count) }
-            if n > 0 { received.withLock { $0 += buffer[0..<n] } }
+            if n > 0 { received.withLock { $0 += buffer[0..<n] } } else { usleep(10_000) }  // hung up: no spin
         }
     }
 }

@@ -108,6 +108,8 @@ extension MailroomTests {
         let (mailroom, _, _, _) = try mailroom(Self.config, clock: clock)
         let reported = AsyncStream<String>.makeStream()
         mailroom.reportDisplayed { reported.continuation.yield($0) }
+        let running = Task { await mailroom.run() }  // reports come from its settle waits
+        defer { running.cancel() }
         _ = await mailroom.post("LOCAL", type: .text)
         clock.advance(1)
         await mailroom.take(.new(apiMessage("a1", from: "alice", text: "ALICE", at: clock.now)))
