@@ -13,15 +13,14 @@ import Glibc
 /// down — an idle keep-alive connection closes at once, a request in flight is answered whole and
 /// then closed — and `run` returns once they have.
 @Suite struct LocalHTTPServerTests {
-    /// A loopback connection whose reads give up after 600 s (a bound against a hang, generous:
-    /// inside the whole suite this test waits long for the cooperative pool).
+    /// A loopback connection whose reads give up after 60 s (a bound against a hang).
     static func connect(_ port: Int) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 600, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -57,9 +56,9 @@ import Glibc
         // drained within 5 s): on a starved machine the test and the handler may wait long for a
         // thread, and a 408 or a cut answer is then what the bounds mean.
         var limits = LocalHTTPServer.Limits()
-        limits.drain = .seconds(600)
-        limits.requestTimeout = .seconds(600)
-        limits.door.requestTimeout = .seconds(600)
+        limits.drain = .seconds(120)
+        limits.requestTimeout = .seconds(120)
+        limits.door.requestTimeout = .seconds(120)
         let server = LocalHTTPServer(host: "127.0.0.1", port: 0, limits: limits, onRunning: { ports.continuation.yield($0) }) { request in
             if request.path == "/slow" {
                 entered.continuation.yield()
