@@ -4,15 +4,12 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// A small HTTP/1.1 server on SwiftNIO, for an API of a few routes on the local network: it
 /// reads each request whole within `limits` (a body up to `maxBody` bytes; a larger one is
 /// drained and the request marked `tooLarge`), hands it to one async handler, and writes the handler's answer
 /// with its length, keeping the connection alive when the client asks. It runs as a service
-/// until graceful shutdown; then it stops listening and winds its connections down: an idle one
-/// closes at once, one with a request in flight closes once its answer is written (`Connection:
-/// close`), a stream once it ends — all within `Limits.drain`, after which what is left is closed. (A full web framework formats a `Date` header, and that loads the
+/// until graceful shutdown. (A full web framework formats a `Date` header, and that loads the
 /// ICU time-zone data: megabytes of resident memory on the wall for no use.)
 public struct LocalHTTPServer: Service {
     /// One request, read whole.
@@ -65,8 +62,6 @@ public struct LocalHTTPServer: Service {
         public var door = DoorLimits()
         /// A streamed answer's client must take each chunk within this, else it is closed.
         public var streamWriteTimeout: TimeAmount = .seconds(30)
-        /// At shutdown, how long the requests in flight are given to be answered.
-        public var drain: TimeAmount = .seconds(5)
         public init() {}
 
         var decoder: NIOHTTPDecoderLimitConfiguration {
@@ -94,7 +89,6 @@ public struct LocalHTTPServer: Service {
         let limits = limits, handler = handler
         let census = ConnectionCensus(limits: limits.door)
         let decoderLimits = limits.decoder
-        let open = OpenConnections()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -105,41 +99,12 @@ public struct LocalHTTPServer: Service {
                             withErrorHandling: false, withEncoderConfiguration: .init(), withDecoderLimitConfiguration: decoderLimits)
                         try channel.pipeline.syncOperations.addHandler(Connection(limits: limits, handler: handler))
                     }
-                    open.add(channel)
                 }
             }
             .bind(host: host, port: port).get()
         onRunning(channel.localAddress?.port ?? port)
         try? await gracefulShutdown()
         try? await channel.close()
-        await open.drain(within: limits.drain)
-    }
-
-    /// The connections open now, to wind down at shutdown. (NIOExtras' `ServerQuiescingHelper`
-    /// does the same but waits without a bound, and a client that stops reading would hold the
-    /// stop for good.)
-    final class OpenConnections: Sendable {
-        private let all = Mutex<[ObjectIdentifier: any Channel]>([:])
-
-        func add(_ channel: any Channel) {
-            let id = ObjectIdentifier(channel)
-            all.withLock { $0[id] = channel }
-            channel.closeFuture.whenComplete { [self] _ in all.withLock { $0[id] = nil } }
-        }
-
-        /// Tells each connection to close once idle (`ChannelShouldQuiesceEvent`, which NIO's HTTP
-        /// pipeline handler takes: at once when idle, else once the answer in flight is written),
-        /// waits for them all at most `bound`, then closes what is left.
-        func drain(within bound: TimeAmount) async {
-            let channels = all.withLock { Array($0.values) }
-            for c in channels { c.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
-            let closed = EventLoopFuture.andAllComplete(channels.map(\.closeFuture), on: MultiThreadedEventLoopGroup.singleton.any())
-            let late = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: bound) {
-                for c in channels { c.close(promise: nil) }
-            }
-            try? await closed.get()
-            late.cancel()
-        }
     }
 
     /// Reads one request at a time off a connection and answers it, within `limits`.
