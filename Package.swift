@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "FlapNet",
             dependencies: [
-                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapWiring",
+                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapWiring", "FlapClock",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "WSClient", package: "swift-websocket"),
@@ -240,7 +240,12 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "FlapNetTests", dependencies: ["FlapMessages", "FlapNet", "FlapCore", "FlapWiring"]),
+        .testTarget(name: "FlapNetTests", dependencies: [
+            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting", "FlapTiming", "FlapClock", "FlapCore"]),
         // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
         .target(name: "PostgresTesting", path: "Tests/PostgresTesting"),

@@ -1,4 +1,5 @@
 import FlapCore
+import FlapDoor
 import FlapHubInput
 import FlapInput
 import FlapMessages
@@ -52,19 +53,27 @@ extension Hub {
     /// `message.displayed`; a frame it cannot read gets an `error` event, never a crash.
     func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
         var frames = inbound.makeAsyncIterator()
-        let deadline = Task {
-            guard (try? await Task.sleep(for: .seconds(10))) != nil else { return }
-            try? await outbound.close(.policyViolation, reason: "authenticate first")
+        let first = try await withAlarm(after: .seconds(10), { try? await outbound.close(.policyViolation, reason: "authenticate first") }) {
+            try await frames.nextMessage(maxSize: maxFrame)
         }
-        let first = try await frames.nextMessage(maxSize: maxFrame)
-        deadline.cancel()
         guard case .text(let text) = first, case .authenticate(let token)? = HubInput.frame(text), let user = try await store.user(token: token, now: now()) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
         }
         let id = UUID()
         await sockets.add(user.id, id, outbound)
-        defer { Task { await sockets.remove(user.id, id) } }
+        do {
+            try await serveAuthenticated(user, &frames, outbound, logger: logger)
+        } catch {
+            await sockets.remove(user.id, id)
+            throw error
+        }
+        await sockets.remove(user.id, id)
+    }
+
+    /// An authenticated connection's frames, until it closes.
+    private func serveAuthenticated(_ user: HubStore.User, _ frames: inout WebSocketInboundStream.AsyncIterator,
+                                    _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
         try await outbound.write(.text(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text))
         logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
         while let message = try await frames.nextMessage(maxSize: maxFrame) {

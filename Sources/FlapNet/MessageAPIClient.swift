@@ -1,5 +1,7 @@
 import AsyncHTTPClient
+import FlapClock
 import FlapCore
+import FlapDoor
 import FlapInput
 import FlapMessages
 import FlapWiring
@@ -38,8 +40,10 @@ public final class MessageAPIClient: Service, Sendable {
     private let config: MessageAPIConfig
     private let logger: Logger
     private let onEvent: @Sendable (Event) async -> Void
-    private let writer = Mutex<WebSocketOutboundWriter?>(nil)
+    /// Messages displayed and not yet reported; the connection's reporter writes them, rung by
+    /// `reportsWaiting`.
     private let unsent = Mutex<[String]>([])
+    private let reportsWaiting = Doorbell()
     private let lastHeard = Mutex<ContinuousClock.Instant>(.now)
     private let state = Mutex(Status())
     private let random: @Sendable () -> Double
@@ -59,14 +63,24 @@ public final class MessageAPIClient: Service, Sendable {
     public var status: Status { state.withLock { $0 } }
 
     /// Reports a message displayed (`message.displayed`): now when connected, else after the
-    /// next connect.
+    /// next connect. (The connection's own reporter writes it; one that cannot is kept for the next.)
     public func reportDisplayed(_ id: String) {
-        guard let out = writer.withLock({ $0 }) else {
-            unsent.withLock { $0.append(id) }
-            return
-        }
-        Task {
-            do { try await out.write(.text(OutgoingFrame.displayed(id))) } catch { unsent.withLock { $0.append(id) } }
+        unsent.withLock { $0.append(id) }
+        reportsWaiting.ring()
+    }
+
+    /// Writes the reports of messages displayed as they come, until cancelled or the connection
+    /// fails; a report not written is kept for the next connection.
+    private func report(on outbound: WebSocketOutboundWriter) async {
+        while !Task.isCancelled {
+            let ids = unsent.withLock { ids in defer { ids = [] }; return ids }
+            for (i, id) in ids.enumerated() {
+                do { try await outbound.write(.text(OutgoingFrame.displayed(id))) } catch {
+                    unsent.withLock { $0.insert(contentsOf: ids[i...], at: 0) }
+                    return
+                }
+            }
+            await reportsWaiting.wait(seconds: nil)
         }
     }
 
@@ -113,16 +127,13 @@ public final class MessageAPIClient: Service, Sendable {
         let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let limit = 3 * config.pingSeconds
         let upgrade = Upgrade()
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(limit))
-            if upgrade.end(.late) { try? await loop.shutdownGracefully() }
-        }
-        defer { watchdog.cancel() }
         do {
-            let close = try await withTaskCancellationHandler {
-                try await session(on: loop, authenticated: authenticated) { upgrade.end(.done) }
-            } onCancel: {
-                if upgrade.end(.stopped) { loop.shutdownGracefully { _ in } }
+            let close = try await withAlarm(after: .seconds(limit), { if upgrade.end(.late) { try? await loop.shutdownGracefully() } }) {
+                try await withTaskCancellationHandler {
+                    try await session(on: loop, authenticated: authenticated) { upgrade.end(.done) }
+                } onCancel: {
+                    if upgrade.end(.stopped) { loop.shutdownGracefully { _ in } }
+                }
             }
             try? await loop.shutdownGracefully()
             return close
@@ -166,14 +177,9 @@ public final class MessageAPIClient: Service, Sendable {
             try await outbound.write(.text(OutgoingFrame.authenticate(token: self.config.token)))
             var frames = inbound.makeAsyncIterator()
             // A server that upgrades and then says nothing is given 3 pings' time, then left.
-            let answered = Mutex(false)
-            let deadline = Task {
-                try await Task.sleep(for: .seconds(3 * self.config.pingSeconds))
-                if !answered.withLock({ $0 }) { try? await outbound.close(.goingAway, reason: "no authentication") }
-            }
-            defer { deadline.cancel() }
-            let first = try await frames.nextMessage(maxSize: self.config.maxFrameBytes)
-            answered.withLock { $0 = true }
+            let first = try await withAlarm(after: .seconds(3 * self.config.pingSeconds), {
+                try? await outbound.close(.goingAway, reason: "no authentication")
+            }) { try await frames.nextMessage(maxSize: self.config.maxFrameBytes) }
             guard let first else {
                 throw ClientError.refused("the connection closed before authentication (none came within \(3 * self.config.pingSeconds) s)")
             }
@@ -187,21 +193,21 @@ public final class MessageAPIClient: Service, Sendable {
             self.state.withLock { $0.connected = true; $0.connections += 1; $0.lastProblem = nil }
             self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)", "inbox": "\(inbox.count)"])
             await self.onEvent(.caughtUp(inbox))
-            self.writer.withLock { $0 = outbound }
-            defer { self.writer.withLock { $0 = nil } }
-            for id in self.unsent.withLock({ ids in defer { ids = [] }; return ids }) { self.reportDisplayed(id) }
             let silence = try await withThrowingTaskGroup(of: String?.self) { group in
                 group.addTask {
                     guard let why = try? await self.keepAlive(outbound) else { return nil }
                     try? await outbound.close(.goingAway, reason: "silent")
                     return why
                 }
+                group.addTask { await self.report(on: outbound); return nil }
                 while let message = try await frames.nextMessage(maxSize: self.config.maxFrameBytes) {
                     self.heard()
                     await self.take(message, outbound: outbound)
                 }
                 group.cancelAll()
-                return try await group.next() ?? nil
+                var why: String?
+                for try await reason in group { why = why ?? reason }
+                return why
             }
             if let why = silence { throw ClientError.silent(why) }
         }
