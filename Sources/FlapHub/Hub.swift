@@ -59,9 +59,8 @@ public final class Hub: Sendable {
             configuration: .init(address: .hostname(bind, port: port), serverName: "flaphub"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
-        // Started first, stopped last: the database, the delivery marks, then the relay; the
-        // server stops first of all.
-        if let database = store.db as? PostgresDatabase { app.addServices(database) }
+        // Started first, stopped last: the delivery marks, then the relay; the server stops first
+        // of all (and the database's pool after them all, in `HubConfig.withDatabase`).
         if let relay { app.addServices(Marking(hub: self), Relaying(hub: self, relay: relay)) }
         app.addServices(Purge(hub: self))
         return app

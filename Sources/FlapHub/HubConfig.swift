@@ -58,9 +58,22 @@ public struct HubConfig: Sendable, Equatable {
 }
 
 extension HubConfig {
+    /// Runs `body` with the store's database open: PostgreSQL's pool works from before `body`
+    /// until after it (then its connections close), a SQLite file stays open as long as it is
+    /// held. Every problem of the address is named.
+    public func withDatabase<T>(logger: Logger, _ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        let database = try await openDatabase(logger: logger)
+        guard let postgres = database as? PostgresDatabase else { return try await body(database) }
+        return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+            group.addTask { await postgres.runPool() }
+            defer { group.cancelAll() }
+            return try await body(postgres)
+        }
+    }
+
     /// The store's database: PostgreSQL when `database` is its address (the password read now),
-    /// else the SQLite file. Every problem is named.
-    public func openDatabase(logger: Logger) async throws -> any SQLDatabase {
+    /// else the SQLite file. (A PostgreSQL database's pool is not yet running: see `withDatabase`.)
+    func openDatabase(logger: Logger) async throws -> any SQLDatabase {
         guard PostgresSettings.isAddress(database) else { return try await SQLiteDatabase.open(path: database) }
         var settings = try PostgresSettings.parse(database).get()
         if let name = passwordEnv {

@@ -28,16 +28,12 @@ struct StoreOptions: ParsableArguments {
         return c
     }
 
-    func store(logger: Logger = Logger(label: "flaphub")) async throws -> HubStore {
+    /// Runs `body` on the store (an admin command, or the server), and closes it after.
+    func with<T>(logger: Logger = Logger(label: "flaphub"), _ body: (HubStore) async throws -> T) async throws -> T {
         let config = try load()
-        do { return try await HubStore(try await config.openDatabase(logger: logger)) } catch { throw failure("\(error)") }
-    }
-
-    /// Runs an admin command on the store, and closes it.
-    func with<T>(_ body: (HubStore) async throws -> T) async throws -> T {
-        let s = try await store()
-        defer { if let pg = s.db as? PostgresDatabase { Task { await pg.close() } } }
-        do { return try await body(s) } catch let e as ExitCode { throw e } catch { throw failure("\(error)") }
+        do {
+            return try await config.withDatabase(logger: logger) { try await body(try await HubStore($0)) }
+        } catch let e as ExitCode { throw e } catch { throw failure("\(error)") }
     }
 }
 
@@ -64,12 +60,14 @@ struct Serve: AsyncParsableCommand {
             return h
         }
         let logger = Logger(label: "flaphub")
-        let hub = Hub(store: try await store.store(logger: logger), logger: logger, limits: config.limits)
-        let bindAddress = config.bind
-        let app = hub.application(bind: config.bind, port: config.port) { port in
-            logger.notice("flaphub listening on http://\(bindAddress):\(port)", metadata: ["database": "\(hub.store.db.location)"])
+        let bindAddress = config.bind, port = config.port, limits = config.limits
+        try await store.with(logger: logger) { store in
+            let hub = Hub(store: store, logger: logger, limits: limits)
+            let app = hub.application(bind: bindAddress, port: port) { port in
+                logger.notice("flaphub listening on http://\(bindAddress):\(port)", metadata: ["database": "\(hub.store.db.location)"])
+            }
+            try await app.runService()
         }
-        try await app.runService()
     }
 }
 

@@ -95,15 +95,16 @@ struct Scenario {
         var config = HubConfig()
         config.database = database ?? dir + "/hub.db"
         // Users: sender i is a friend of the boards b with b % senders == i.
-        let store = try await HubStore(try await config.openDatabase(logger: Logger(label: "hubbench")))
         var boardTokens: [String] = [], senderTokens: [String] = [], senderIDs: [String] = [], boardNames: [String] = []
-        for i in 0..<senders { let (u, t) = try await store.addUser("s\(i)", now: 0); senderIDs.append(u.id); senderTokens.append(t) }
-        for b in 0..<boards {
-            let (u, t) = try await store.addUser("b\(b)", now: 0)
-            boardTokens.append(t); boardNames.append(u.username)
-            try await store.befriend(senderIDs[b % senders], u.id, now: 0)
+        try await config.withDatabase(logger: Logger(label: "hubbench")) { db in
+            let store = try await HubStore(db)
+            for i in 0..<senders { let (u, t) = try await store.addUser("s\(i)", now: 0); senderIDs.append(u.id); senderTokens.append(t) }
+            for b in 0..<boards {
+                let (u, t) = try await store.addUser("b\(b)", now: 0)
+                boardTokens.append(t); boardNames.append(u.username)
+                try await store.befriend(senderIDs[b % senders], u.id, now: 0)
+            }
         }
-        if let pg = store.db as? PostgresDatabase { await pg.close() }
 
         var ports: [Int] = [], processes: [Process] = []
         defer { for p in processes { p.terminate(); p.waitUntilExit() } }

@@ -20,8 +20,12 @@ enum Engine: String, CaseIterable, Sendable {
         }
     }
 
+    /// A database on the test process's PostgreSQL server, its pool running until the process ends
+    /// (the server runs it in `HubConfig.withDatabase`'s scope; a test's store has none).
     func postgres(_ name: String) throws -> PostgresDatabase {
-        PostgresDatabase(try PostgresSettings.parse(PostgresServer.shared.address(name)).get(), logger: Logger(label: "test"))
+        let db = PostgresDatabase(try PostgresSettings.parse(PostgresServer.shared.address(name)).get(), logger: Logger(label: "test"))
+        Task { await db.runPool() }
+        return db
     }
 }
 

@@ -6,16 +6,14 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// A PostgreSQL database through postgres-nio's connection pool, shared by every flaphub
-/// instance that names it. A `Service`: its pool runs from `init` until the server has stopped. A query the
-/// server cannot answer (down, restarting, unreachable past the connect timeout) throws
-/// `DatabaseUnavailable`, which the API answers 503.
-public final class PostgresDatabase: SQLDatabase, Service {
+/// instance that names it. Its pool works while `runPool()` runs — for the server, in the scope
+/// of `HubConfig.withDatabase`, from before the store migrates until after the server has stopped.
+/// A query the server cannot answer (down, restarting, unreachable past the connect timeout)
+/// throws `DatabaseUnavailable`, which the API answers 503.
+public final class PostgresDatabase: SQLDatabase {
     let client: PostgresClient
     let logger: Logger
     public let location: String
-    /// The pool's own task, from the start (a store migrates before the server runs) until
-    /// `close()`.
-    private let pool: Task<Void, Never>
 
     public init(_ settings: PostgresSettings, logger: Logger) {
         var c = PostgresClient.Configuration(host: settings.host, port: settings.port, username: settings.username,
@@ -27,21 +25,11 @@ public final class PostgresDatabase: SQLDatabase, Service {
         self.logger = logger
         deadline = settings.wait
         location = settings.description
-        pool = Task { await client.run() }
     }
 
-    deinit { pool.cancel() }
-
-    /// Waits for the graceful shutdown, then closes the pool (after the server, which stops first).
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await close()
-    }
-
-    /// Closes every connection; queries after it fail.
-    public func close() async {
-        pool.cancel()
-        await pool.value
+    /// Runs the connection pool until the task is cancelled; then closes every connection.
+    public func runPool() async {
+        await client.run()
     }
 
     /// How long a statement or transaction may wait for a connection and its answer (the
