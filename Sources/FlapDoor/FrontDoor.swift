@@ -188,23 +188,24 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     /// may hold no request to answer); false when the pipeline has no front door.
     @discardableResult
     public static func answer(_ status: Int, _ message: String, pipelineOf context: ChannelHandlerContext) -> Bool {
-        guard let (door, doorContext) = door(of: context) else { return false }
+        guard let (door, doorContext) = door(of: context.pipeline) else { return false }
         door.answer(status, message, context: doorContext)
         return true
     }
 
-    /// The front door of `context`'s pipeline and its context, if it has one.
-    private static func door(of context: ChannelHandlerContext) -> (FrontDoor, ChannelHandlerContext)? {
-        guard let door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self),
-              let doorContext = try? context.pipeline.syncOperations.context(handlerType: FrontDoor.self) else { return nil }
+    /// The front door of a pipeline and its context, if it has one; on the pipeline's event loop.
+    private static func door(of pipeline: ChannelPipeline) -> (FrontDoor, ChannelHandlerContext)? {
+        guard let door = try? pipeline.syncOperations.handler(type: FrontDoor.self),
+              let doorContext = try? pipeline.syncOperations.context(handlerType: FrontDoor.self) else { return nil }
         return (door, doorContext)
     }
 
     /// Ends a connection that ran out of time: 408 when a request had begun, else (an idle
     /// keep-alive connection) a plain close, which clients take as the end of a pooled
-    /// connection rather than as the answer to their next request.
-    public static func timeOut(_ message: String, pipelineOf context: ChannelHandlerContext) {
-        guard let (door, doorContext) = door(of: context) else { context.close(promise: nil); return }
+    /// connection rather than as the answer to their next request. On the channel's event loop.
+    public static func timeOut(_ message: String, channel: any Channel) {
+        channel.eventLoop.preconditionInEventLoop()
+        guard let (door, doorContext) = door(of: channel.pipeline) else { channel.close(promise: nil); return }
         door.expire(message, context: doorContext)
     }
 
