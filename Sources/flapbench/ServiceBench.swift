@@ -96,8 +96,16 @@ enum ServiceBench {
         var argv = ([path] + args).map { strdup($0) } + [nil]
         var envp = environment.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
-        // The child starts with no signal blocked and every signal at its default: a thread of this
-        // process may block SIGTERM, and a child that inherited that (Mosquitto) never stopped.
+        var pid: pid_t = 0
+        let rc = withCleanSignals { posix_spawn(&pid, path, &actions, &$0, &argv, &envp) }
+        guard rc == 0 else { throw CocoaError(.executableLoad) }
+        return pid
+    }
+
+    /// Spawn attributes by which a child starts with no signal blocked and every signal at its
+    /// default: the thread that spawns may be a dispatch worker, which blocks nearly every signal,
+    /// and a child that inherited that (Mosquitto) never stopped at SIGTERM.
+    static func withCleanSignals<T>(_ body: (inout posix_spawnattr_t) -> T) -> T {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -107,8 +115,6 @@ enum ServiceBench {
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, path, &actions, &attributes, &argv, &envp) == 0 else { throw CocoaError(.executableLoad) }
-        return pid
+        return body(&attributes)
     }
 }
