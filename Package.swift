@@ -241,14 +241,14 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "FlapNetTests", dependencies: [
-            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring",
+            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring", "EndToEndSupport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting", "FlapTiming", "FlapClock", "FlapCore"]),
         // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
-        .target(name: "PostgresTesting", path: "Tests/PostgresTesting"),
+        .target(name: "PostgresTesting", dependencies: ["FlapClock"], path: "Tests/PostgresTesting"),
         .testTarget(name: "FlapHubTests", dependencies: [
             "FlapMessages", "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
         ]),
@@ -259,7 +259,7 @@ let package = Package(
         .target(
             name: "EndToEndSupport",
             dependencies: [
-                "PostgresTesting",
+                "PostgresTesting", "FlapClock",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -101,20 +101,4 @@ enum ServiceBench {
         guard rc == 0 else { throw CocoaError(.executableLoad) }
         return pid
     }
-
-    /// Spawn attributes by which a child starts with no signal blocked and every signal at its
-    /// default: the thread that spawns may be a dispatch worker, which blocks nearly every signal,
-    /// and a child that inherited that (Mosquitto) never stopped at SIGTERM.
-    static func withCleanSignals<T>(_ body: (inout posix_spawnattr_t) -> T) -> T {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        return body(&attributes)
-    }
 }

@@ -1,3 +1,4 @@
+import FlapClock
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -61,16 +62,7 @@ public final class FlapdProcess: @unchecked Sendable {
         var pid: pid_t = 0
         // The child starts as systemd starts flapd: no signal blocked, every one at its default
         // (a test's thread blocks nearly all of them, and a child would inherit that).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let rc = posix_spawn(&pid, path, &actions, &attributes, &argv, &envp)
+        let rc = withCleanSignals { posix_spawn(&pid, path, &actions, &$0, &argv, &envp) }
         close(outPipe[1])
         close(errPipe[1])
         guard rc == 0 else { close(outPipe[0]); close(errPipe[0]); throw CocoaError(.executableLoad) }

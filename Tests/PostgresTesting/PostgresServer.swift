@@ -1,3 +1,4 @@
+import FlapClock
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -119,18 +120,9 @@ public final class PostgresServer: @unchecked Sendable {
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         // No signal blocked, every one at its default: the spawning thread may be a dispatch
-        // worker (which blocks nearly all), and the server must hear pg_ctl's signals.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // worker, and the server must hear pg_ctl's signals.
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        let rc = withCleanSignals { posix_spawn(&pid, program, &actions, &$0, argv, environ) }
         guard rc == 0 else { throw Failure("cannot start \(program): errno \(rc)") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
