@@ -21,6 +21,7 @@ public final class ScriptedAPI: Sendable {
             while let m = try await iterator.nextMessage(maxSize: 1 << 20) {
                 if case .text(let t) = m { api.received.withLock { $0.append(t) }; return t }
             }
+            api.journal.withLock { $0.append("the board's frames ended") }
             return nil
         }
 
@@ -36,6 +37,8 @@ public final class ScriptedAPI: Sendable {
     public let script: Script
     public let connections = Mutex(0)
     public let received = Mutex<[String]>([])
+    /// What happened on each connection, in order: its frames read, and how its script ended.
+    public let journal = Mutex<[String]>([])
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
     /// Whether connection n is answered `authenticated` (else it is read on in silence).
@@ -65,7 +68,14 @@ public final class ScriptedAPI: Sendable {
                     guard let auth = try await frames.next(), auth.contains("authenticate") else { return }
                     guard self.authenticates(n) else { while try await frames.next() != nil {}; return }
                     try await outbound.write(.text(#"{"type":"authenticated","user":{"id":"board"}}"#))
-                    try await self.script(n, self, frames, outbound)
+                    self.journal.withLock { $0.append("connection \(n): authenticated") }
+                    do {
+                        try await self.script(n, self, frames, outbound)
+                        self.journal.withLock { $0.append("connection \(n): the script ended") }
+                    } catch {
+                        self.journal.withLock { $0.append("connection \(n): the script threw \(error)") }
+                        throw error
+                    }
                 }
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),

@@ -56,7 +56,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
         // The silent server is given up and a third connection made.
-        #expect(await board.waitForLog("silent for"), "\(board.stderr)")
+        #expect(await board.waitForLog("silent for"), "\(board.stderr)\nthe server: \(api.journal.withLock { $0 })")
         #expect(await eventually { api.connections.withLock { $0 } >= 3 })
         // The message at 48 h flips off; the good ones were shown and reported once each.
         #expect(await board.waitForFrame { words($0) == ["AFTER RECONNECT"] && $0[4].contains("AFTER") }, "\(board.stdout)\n\(board.stderr)")
