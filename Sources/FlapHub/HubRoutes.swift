@@ -65,26 +65,26 @@ extension Hub {
         let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
         // The hourly limit is counted as the send is stored, in one transaction (HubStore.send).
         let perHour = limits.messagesPerHour
-        var results: [[String: Any]] = []
+        var results: [HubReply.Sent.Outcome] = []
         var stored: [HubStore.Message] = []
         for name in recipients {
             guard let (to, blocked, friends) = try await store.recipient(name, of: me.id) else {
-                results.append(["recipient": name, "status": "refused", "error": "no such user"]); continue
+                results.append(.refused(name, "no such user")); continue
             }
-            if blocked { results.append(["recipient": name, "status": "refused", "error": "blocked"]); continue }
-            guard friends else { results.append(["recipient": name, "status": "refused", "error": "not a friend"]); continue }
+            if blocked { results.append(.refused(name, "blocked")); continue }
+            guard friends else { results.append(.refused(name, "not a friend")); continue }
             let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
                                      contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL,
                                      options: sending.options)
             stored.append(m)
-            results.append(["recipient": name, "recipientID": to.id, "status": "sent", "messageID": m.id])
+            results.append(.init(recipient: name, recipientID: to.id, status: .sent, messageID: m.id))
         }
-        guard !stored.isEmpty else { return json(403, ["error": "no recipient could take the message", "results": results]) }
+        guard !stored.isEmpty else { return HubReply.response(.forbidden, HubReply.Sent(error: "no recipient could take the message", results: results)) }
         try await store.send(stored, by: me.id, now: t, perHour: perHour)
         for m in stored {
             try await publish(.newMessage(id: m.id, recipient: m.recipientID, frame: WireFrame.new(HubStore.api(m, sender: me)).text))
         }
-        return json(201, ["results": results])
+        return HubReply.response(.created, HubReply.Sent(results: results))
     }
 
     func apiMessages(_ messages: [HubStore.Message]) async throws -> [APIMessage] {
@@ -125,15 +125,7 @@ extension Hub {
     }
 
     func reply(_ status: Int, _ value: some Encodable) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return Response(status: .init(code: status), headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
-    }
-
-    func json(_ status: Int, _ object: [String: Any]) -> Response {
-        Response(status: .init(code: status), headers: [.contentType: "application/json"],
-                 body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(object))))
+        HubReply.response(.init(code: status), value)
     }
 }
 
@@ -147,24 +139,19 @@ struct JSONErrors: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let e as HubError {
-            var headers: HTTPFields = [.contentType: "application/json"]
+            var headers: HTTPFields = [:]
             if let r = e.retryAfter { headers[.retryAfter] = "\(r)" }
-            return Response(status: .init(code: e.status), headers: headers,
-                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": e.description]))))
+            return HubReply.failure(.init(code: e.status), e.description, headers: headers)
         } catch let e as DatabaseUnavailable {
             logger.warning("\(e)", metadata: ["path": "\(request.uri.path)"])
-            return Response(status: .serviceUnavailable, headers: [.contentType: "application/json", .retryAfter: "1"],
-                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": "the database is unavailable; try again"]))))
+            return HubReply.failure(.serviceUnavailable, "the database is unavailable; try again", headers: [.retryAfter: "1"])
         } catch let e as SQLFailure where e.sqlState?.hasPrefix("22") == true {
-            return Response(status: .badRequest, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": "a value the database cannot store (SQLSTATE \(e.sqlState!))"]))))
+            return HubReply.failure(.badRequest, "a value the database cannot store (SQLSTATE \(e.sqlState ?? "22"))")
         } catch let e as HTTPError {
-            return Response(status: e.status, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": e.body ?? e.status.reasonPhrase]))))
+            return HubReply.failure(e.status, e.body ?? e.status.reasonPhrase)
         } catch {
             logger.error("request failed: \(error)", metadata: ["path": "\(request.uri.path)"])
-            return Response(status: .internalServerError, headers: [.contentType: "application/json"],
-                            body: .init(byteBuffer: ByteBuffer(string: HubEvent.json(["error": "internal error"]))))
+            return HubReply.failure(.internalServerError, "internal error")
         }
     }
 }

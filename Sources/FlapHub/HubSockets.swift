@@ -40,12 +40,6 @@ actor SocketRegistry {
 /// Server → client events, as JSON text: `WireFrame`s, the definition a board reads with.
 enum HubEvent {
     static func error(_ code: String, _ message: String) -> String { WireFrame.error(code: code, message: message).text }
-
-    /// A JSON object of the REST answers (not a frame).
-    static func json(_ object: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
 }
 
 extension Hub {
