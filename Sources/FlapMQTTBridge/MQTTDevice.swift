@@ -40,44 +40,33 @@ struct MQTTDevice: Sendable {
 
     /// Every discovery message (retained JSON objects under the discovery prefix).
     func discovery() -> [MQTTClient.Message] {
-        let device: [String: Any] = [
-            "identifiers": ["flapd_\(config.nodeID)"], "name": "Flapboard \(config.nodeID)",
-            "manufacturer": "Flapboard", "model": "flapd", "sw_version": version,
-        ]
-        let daemon: [[String: Any]] = [["topic": availability]]
-        func entity(_ component: String, _ object: String, _ fields: [String: Any], boardAvailability: String? = nil) -> MQTTClient.Message {
-            var payload = fields
-            payload["unique_id"] = "flapd_\(config.nodeID)_\(object)"
-            payload["device"] = device
-            payload["availability"] = daemon + (boardAvailability.map { [["topic": $0]] } ?? [])
-            payload["availability_mode"] = "all"
-            return .init(topic: "\(config.discoveryPrefix)/\(component)/\(config.nodeID)/\(object)/config",
-                         payload: Array(SortedJSON.data(payload)), retain: true)
+        let device = DiscoveryConfig.Device(identifiers: ["flapd_\(config.nodeID)"], name: "Flapboard \(config.nodeID)", swVersion: version)
+        func entity(_ component: String, _ object: String, _ config: DiscoveryConfig, boardAvailability: String? = nil) -> MQTTClient.Message {
+            var payload = config
+            payload.uniqueID = "flapd_\(self.config.nodeID)_\(object)"
+            payload.device = device
+            payload.availability = [.init(topic: availability)] + (boardAvailability.map { [.init(topic: $0)] } ?? [])
+            return .init(topic: "\(self.config.discoveryPrefix)/\(component)/\(self.config.nodeID)/\(object)/config",
+                         payload: Array(SortedJSON.data(encoding: payload)), retain: true)
         }
         var all = [
-            entity("text", "message", [
-                "name": "Message", "icon": "mdi:message-text", "command_topic": messageSet,
-                "state_topic": state(localBoard), "value_template": "{{ value_json.text }}",
-                "min": 0, "max": 255, "mode": "text",
-            ], boardAvailability: availability(localBoard)),
-            entity("button", "home", [
-                "name": "Home all modules", "icon": "mdi:home-import-outline", "command_topic": homePress,
-                "payload_press": "PRESS", "entity_category": "config",
-            ]),
-            entity("switch", "quiet", [
-                "name": "Quiet hours", "icon": "mdi:sleep", "command_topic": quietSet, "state_topic": quietState,
-                "payload_on": "ON", "payload_off": "OFF", "state_on": "ON", "state_off": "OFF",
-            ]),
+            entity("text", "message", DiscoveryConfig(
+                name: "Message", icon: "mdi:message-text", commandTopic: messageSet, stateTopic: state(localBoard),
+                valueTemplate: "{{ value_json.text }}", min: 0, max: 255, mode: "text"), boardAvailability: availability(localBoard)),
+            entity("button", "home", DiscoveryConfig(
+                name: "Home all modules", icon: "mdi:home-import-outline", entityCategory: "config", commandTopic: homePress,
+                payloadPress: "PRESS")),
+            entity("switch", "quiet", DiscoveryConfig(
+                name: "Quiet hours", icon: "mdi:sleep", commandTopic: quietSet, stateTopic: quietState,
+                payloadOn: "ON", payloadOff: "OFF", stateOn: "ON", stateOff: "OFF")),
         ]
         for board in boards {
-            all.append(entity("sensor", "\(board)_shows", [
-                "name": "\(board) shows", "icon": "mdi:card-text-outline", "state_topic": state(board),
-                "value_template": "{{ value_json.text }}", "json_attributes_topic": state(board),
-            ], boardAvailability: availability(board)))
-            all.append(entity("binary_sensor", "\(board)_moving", [
-                "name": "\(board) moving", "device_class": "moving", "state_topic": moving(board),
-                "payload_on": "ON", "payload_off": "OFF",
-            ], boardAvailability: availability(board)))
+            all.append(entity("sensor", "\(board)_shows", DiscoveryConfig(
+                name: "\(board) shows", icon: "mdi:card-text-outline", stateTopic: state(board),
+                valueTemplate: "{{ value_json.text }}", jsonAttributesTopic: state(board)), boardAvailability: availability(board)))
+            all.append(entity("binary_sensor", "\(board)_moving", DiscoveryConfig(
+                name: "\(board) moving", deviceClass: "moving", stateTopic: moving(board), payloadOn: "ON", payloadOff: "OFF"),
+                boardAvailability: availability(board)))
         }
         return all
     }

@@ -68,9 +68,14 @@ import Testing
 }
 
 @Suite struct SortedJSONTests {
+    struct Inner: Encodable { let z = 1; let a: Int? = nil; let m = ["b": 2, "B": 1] }
+    struct Outer: Encodable {
+        let b = [Inner()]; let a = "x\"y"; let B = [2.5]; let é = [String: Int]()
+        enum CodingKeys: String, CodingKey { case b, a, B, é }
+    }
+
     @Test func keysInCodePointOrderAtEveryDepth() {
-        let value: [String: Any] = ["b": [["z": 1, "a": NSNull()]], "a": "x\"y", "B": [true, 2.5], "é": [String: Any]()]
-        #expect(SortedJSON.string(value) == #"{"B":[true,2.5],"a":"x\"y","b":[{"a":null,"z":1}],"é":{}}"#)
-        #expect(SortedJSON.string(["path": "/a/b"]) == #"{"path":"/a/b"}"#)
+        #expect(SortedJSON.string(encoding: Outer()) == #"{"B":[2.5],"a":"x\"y","b":[{"m":{"B":1,"b":2},"z":1}],"é":{}}"#)
+        #expect(SortedJSON.string(encoding: ["path": "/a/b"]) == #"{"path":"/a/b"}"#)
     }
 }
