@@ -4,6 +4,7 @@ import FlapCore
 import FlapDaemon
 import FlapLocalAPI
 import FlapMessages
+import FlapNet
 import Foundation
 
 struct Send: AsyncParsableCommand {
@@ -39,14 +40,18 @@ struct Send: AsyncParsableCommand {
             if let duration { object["duration"] = duration }
             body = try JSONSerialization.data(withJSONObject: object)
         } else {
-            var object: [String: Any] = ["text": text ?? ""]
-            if let duration { object["duration"] = duration }
-            body = try JSONSerialization.data(withJSONObject: object)
+            body = SortedJSON.data(encoding: TextMessage(text: text ?? "", duration: duration))
         }
         let answer = try api.request("POST", "/local-api/message", body: body)
         let status = answer.status
         print("sent (\(status))")
     }
+}
+
+/// `POST /local-api/message`'s body for a text.
+private struct TextMessage: Encodable {
+    let text: String
+    let duration: Double?
 }
 
 struct Status: ParsableCommand {

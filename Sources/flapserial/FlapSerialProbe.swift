@@ -40,13 +40,34 @@ struct FlapSerialProbe: ParsableCommand {
         let acknowledged = link.waitUntilAcknowledged(wanted, timeout: timeout)
         link.stop()
         let c = link.counters
-        let report: [String: Any] = [
-            "port": port, "baud": baud, "acknowledged": acknowledged, "sent": c.sent, "retries": c.retries, "acks": c.acks,
-            "crc_errors": c.crcErrors, "malformed": c.malformed, "state_reports": c.stateReports,
-            "modules": c.modules.map { ["state": "\($0.state)", "flap": $0.flap, "missed_home": $0.missedHome, "unexpected_home": $0.unexpectedHome] },
-        ]
-        let data = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
-        print("FLAPSERIAL " + String(decoding: data, as: UTF8.self))
+        let report = ProbeReport(
+            port: port, baud: baud, acknowledged: acknowledged, sent: c.sent, retries: c.retries, acks: c.acks,
+            crcErrors: c.crcErrors, malformed: c.malformed, stateReports: c.stateReports,
+            modules: c.modules.map { .init(state: "\($0.state)", flap: $0.flap, missedHome: $0.missedHome, unexpectedHome: $0.unexpectedHome) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        print("FLAPSERIAL " + String(decoding: try encoder.encode(report), as: UTF8.self))
         if !acknowledged { throw ExitCode(1) }
+    }
+}
+
+/// What `flapserial probe` prints after `FLAPSERIAL ` on its last line: the link's counters and
+/// the display's last report of its modules.
+struct ProbeReport: Encodable {
+    let port: String
+    let baud: Int
+    let acknowledged: Bool
+    let sent, retries, acks, crcErrors, malformed, stateReports: Int
+    let modules: [Module]
+
+    struct Module: Encodable {
+        let state: String
+        let flap, missedHome, unexpectedHome: Int
+        enum CodingKeys: String, CodingKey { case state, flap, missedHome = "missed_home", unexpectedHome = "unexpected_home" }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case port, baud, acknowledged, sent, retries, acks, malformed, modules
+        case crcErrors = "crc_errors", stateReports = "state_reports"
     }
 }
