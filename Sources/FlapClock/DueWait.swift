@@ -17,3 +17,16 @@ extension NSCondition {
         return false
     }
 }
+
+extension NSCondition {
+    /// A bounded wait for a signal, with the condition locked, whose bound is `deadline` on the
+    /// monotonic clock (ns): each wait lasts at most 100 ms of the wall clock, so a step of it
+    /// stretches none. Returns whether time is left (the caller checks what it waits for again);
+    /// false once the deadline has passed.
+    public func wait(untilMonotonic deadline: Int64) -> Bool {
+        let left = deadline - MonotonicClock.now()
+        guard left > 0 else { return false }
+        _ = wait(until: Date(timeIntervalSinceNow: Double(min(left, 100_000_000)) / 1e9))
+        return MonotonicClock.now() < deadline
+    }
+}

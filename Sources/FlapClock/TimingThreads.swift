@@ -28,19 +28,21 @@ public final class TimingThreads: Sendable {
 
     /// Starts `body` on a new thread named `flapd-<role>`, once the settings are applied to it.
     @discardableResult
-    public func start(_ role: String, stackSize: Int? = nil, _ body: @escaping @Sendable (Grant) -> Void) -> Thread {
+    public func start(_ role: String, stackSize: Int? = nil, _ body: @escaping @Sendable (Grant) -> Void) -> TimingThread {
         let name = String("flapd-\(role)".prefix(15))
+        let handle = TimingThread()
         let t = Thread { [self] in
             // Set from the thread itself: Linux names a new thread after the one that made it.
             _ = flap_set_thread_name(name)
             let setup = RealtimeSetup.apply(priority: realtime.priority)
             report(setup.warnings)
             body(Grant(fifo: setup.fifo))
+            handle.ended()
         }
         t.name = name
         if let stackSize { t.stackSize = stackSize }
         t.start()
-        return t
+        return handle
     }
 
     /// Warns of each refusal the first time it is seen.
@@ -69,5 +71,18 @@ public struct RealtimeOptions: Sendable {
                 spinMicros: Int32 = RealtimeOptions.defaultSpinMicros) {
         self.priority = priority; self.lockMemory = lockMemory; self.wakeLatencyMicros = wakeLatencyMicros
         self.spinMicros = spinMicros
+    }
+}
+
+/// A thread `TimingThreads` started: `join()` returns once its body has (at once if it has).
+public final class TimingThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    fileprivate func ended() { done.signal() }
+
+    /// Waits for the body to return; any number of callers, any number of times.
+    public func join() {
+        done.wait()
+        done.signal()
     }
 }

@@ -41,14 +41,14 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private var counters = Counters()
     /// How late each step went out against its planned instant.
     private var stepLate = LatenessHistogram()
-    private var thread: Thread?
+    private var thread: TimingThread?
     /// Home sensors, when the board has them: one tracker a module, the sensors' lines, and
     /// each module's steps from its magnet to flap 0 (`flapd calibrate`).
     var homes: [HomeTracker]?
     var sensors: (any GPIOInputs)?
     var sensorsActiveLow = true
     var offsets: [Int] = []
-    var sensorThread: Thread?
+    var sensorThread: TimingThread?
     /// Each module's flap once its planned move ends (where a homing turn takes it).
     var target: [Int]
     /// Each module's planned flips not yet known to be over: when each starts, and the flap it
@@ -157,7 +157,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        while thread?.isFinished == false || sensorThread?.isFinished == false { usleep(1000) }
+        thread?.join()
+        sensorThread?.join()
     }
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {

@@ -24,7 +24,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     /// finished; nil until a plan has moved the module).
     private var drawn: [Int?]
     private var running = false
-    private var thread: Thread?
+    private var thread: TimingThread?
     private var shownFrames = 0
     /// How many frames have gone out to the chain.
     public var frames: Int { lock.lock(); defer { lock.unlock() }; return shownFrames }
@@ -71,7 +71,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        while thread?.isFinished == false { usleep(1000) }
+        thread?.join()
         lock.lock()
         let left = due.count
         due.removeAll()

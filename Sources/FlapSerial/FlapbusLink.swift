@@ -40,7 +40,7 @@ public final class FlapbusLink: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let shared = Mutex(Shared())
     private let changed = NSCondition()
-    private var thread: Thread?
+    private var thread: TimingThread?
 
     private let statusNanos: Int64
 
@@ -77,7 +77,7 @@ public final class FlapbusLink: @unchecked Sendable {
 
     public func stop() {
         shared.withLock { $0.running = false }
-        while thread?.isFinished == false { usleep(1000) }
+        thread?.join()
     }
 
     /// Queues a transition: `moves` for stepper controllers, `shows` (every flip's glyph at its
@@ -97,10 +97,10 @@ public final class FlapbusLink: @unchecked Sendable {
 
     /// Waits until every frame queued so far has been acknowledged (bounded only against a hang).
     public func waitUntilIdle(timeout: Double = 30) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicClock.now() + Int64(timeout * 1e9)
         changed.lock()
         defer { changed.unlock() }
-        while !idle { if !changed.wait(until: deadline) { return idle } }
+        while !idle { if !changed.wait(untilMonotonic: deadline) { return idle } }
         return true
     }
 

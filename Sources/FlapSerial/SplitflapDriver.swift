@@ -14,7 +14,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     private let onSent: @Sendable (Int, UInt8) -> Void
     private var queue: CascadeQueue
     private var running = true
-    private var thread: Thread?
+    private var thread: TimingThread?
 
     public init(board: Int, rows: Int, cols: Int, link: SplitflapLink, onSent: @escaping @Sendable (Int, UInt8) -> Void = { _, _ in }) {
         self.board = board
@@ -58,7 +58,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
 
     public func stop() {
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        while thread?.isFinished == false { usleep(1000) }
+        thread?.join()
         link.stop()
     }
 

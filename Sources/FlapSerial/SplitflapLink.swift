@@ -43,7 +43,7 @@ public final class SplitflapLink: @unchecked Sendable {
     private let nonce = Mutex(UInt32.random(in: 1...UInt32.max))
     private let changed = NSCondition()
     private let threads: TimingThreads
-    private var thread: Thread?
+    private var thread: TimingThread?
 
     /// `open` opens the port (again after a failure); the link's thread starts as `threads`
     /// start it (the wall's real-time class: each target goes out when the driver hands it over).
@@ -81,11 +81,11 @@ public final class SplitflapLink: @unchecked Sendable {
 
     /// Waits until the display has acknowledged exactly `targets` (bounded only against a hang).
     public func waitUntilAcknowledged(_ targets: [SplitflapProtocol.ModuleTarget], timeout: Double = 30) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = MonotonicClock.now() + Int64(timeout * 1e9)
         changed.lock()
         defer { changed.unlock() }
         while counters.acknowledged != targets {
-            if !changed.wait(until: deadline) { return counters.acknowledged == targets }
+            if !changed.wait(untilMonotonic: deadline) { return counters.acknowledged == targets }
         }
         return true
     }
@@ -102,7 +102,7 @@ public final class SplitflapLink: @unchecked Sendable {
 
     public func stop() {
         shared.withLock { $0.running = false }
-        while thread?.isFinished == false { usleep(1000) }
+        thread?.join()
     }
 
     private var running: Bool { shared.withLock { $0.running } }

@@ -25,16 +25,16 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     public let addresses: [UInt8]
     private let open: @Sendable () throws(SerialError) -> any SerialTransport
     private let log: @Sendable (String) -> Void
-    private let lock = NSLock()
-    /// Signalled by a new plan (and the stop): the bus's thread, with nothing queued, waits on it.
-    private let idle = DispatchSemaphore(value: 0)
+    /// Guards the queue and the targets; signalled by a new plan and by the stop (the bus's
+    /// thread, with nothing queued, waits on it).
+    private let lock = NSCondition()
     private var targets: [UInt8]
     /// Told of each target as it goes out (row-major module, drum index), on the bus's thread.
     private let onSent: @Sendable (Int, UInt8) -> Void
     private var queue: CascadeQueue
     private let running = Atomic(false)
     private let state = Mutex(Counters())
-    private var thread: Thread?
+    private var thread: TimingThread?
 
     public init(board: Int, cols: Int, addresses: [UInt8], bus: StationBus,
                 open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
@@ -76,16 +76,18 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
 
     public func stop() {
         running.store(false, ordering: .relaxed)
-        idle.signal()
-        while thread?.isFinished == false { usleep(1000) }
+        lock.lock()
+        lock.signal()
+        lock.unlock()
+        thread?.join()
     }
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
         guard board == self.board else { return }
         lock.lock()
         queue.replace(with: plan, transitionStart: transitionStart)
+        lock.signal()
         lock.unlock()
-        idle.signal()
     }
 
     /// Targets not yet sent of moves that start after `instant` are dropped; a module already
@@ -117,13 +119,12 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
                 plannedAt = plannedAt ?? d.at
             }
             // With nothing due: wait for the next instant on the monotonic clock (at most 5 ms,
-            // so an earlier plan is picked up), or for a plan, at most 50 ms, to read the port
-            // (a port that went away is noticed by the read).
+            // so an earlier plan is picked up), or for a plan or the stop, at most 50 ms, to read
+            // the port (a port that went away is noticed by the read).
             let next = queue.next
+            if group.isEmpty, next == nil, running.load(ordering: .relaxed) { _ = lock.wait(untilMonotonic: now + 50_000_000) }
             lock.unlock()
-            if group.isEmpty {
-                if let next { MonotonicClock.sleep(until: min(next, now + 5_000_000)) } else { idle.wait(timeout: .now() + .milliseconds(50)) }
-            }
+            if group.isEmpty, let next { MonotonicClock.sleep(until: min(next, now + 5_000_000)) }
             // Each module's new target is noted (the journal) before it is sent, outside the lock.
             for n in noted { onSent(n.module, n.flap) }
             if group.isEmpty { _ = try port.read(max: 256, timeoutMs: 0) } else { try send(group, port: port, plannedAt: plannedAt) }
