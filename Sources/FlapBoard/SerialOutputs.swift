@@ -40,7 +40,7 @@ public struct SerialOutputs: Sendable {
                                                   onSent: { sent(i, $0, $1) }))
             case .flapbus:
                 let driver = FlapbusDriver(board: i, cols: b.cols, link: FlapbusLink(open: open, retryMs: serial.retryMs,
-                                                                                      statusSeconds: Double(serial.statusSeconds), log: log),
+                                                                                      statusSeconds: Double(serial.statusSeconds), threads: threads, log: log),
                                            onSent: { sent(i, $0, $1) })
                 if serial.homeAtStart { driver.link.home() }
                 flapbuses.append(driver)

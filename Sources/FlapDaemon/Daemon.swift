@@ -57,9 +57,6 @@ public struct Daemon: Sendable {
         let watcher = SettleWatcher()
         let systemd = SystemdNotifier()
         let status = systemd.map { StatusReporter(notifier: $0) }
-        let sound = config.sound.enabled && !options.noSound
-            ? ClackPlayer(options: config.sound.player, warn: { [logger] in logger.warning("\($0)") },
-                          notice: { [logger] in logger.notice("\($0)") }) : nil
         let stateDir = options.stateDir ?? config.stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]
         let journal = stateDir.flatMap { PositionJournal(directory: $0, sizes: config.boards.map { ($0.rows, $0.cols) },
                                                          keptByOutputs: SerialOutputs.selfMoving(config)) }
@@ -71,6 +68,9 @@ public struct Daemon: Sendable {
             wakeLatencyMicros: rt.wakeLatencyMicros.map(Int32.init), spinMicros: Int32(rt.spinMicros))) { [logger] in
             logger.warning("\($0)")
         }
+        let sound = config.sound.enabled && !options.noSound
+            ? ClackPlayer(options: config.sound.player, threads: threads, warn: { [logger] in logger.warning("\($0)") },
+                          notice: { [logger] in logger.notice("\($0)") }) : nil
         let serial = SerialOutputs(config: config, logger: logger, threads: threads) { [config] board, module, flap in
             journal?.sent(board: board, module: module, code: config.boards[board].drum.glyphs[Int(flap)].code)
         }

@@ -43,10 +43,12 @@ public final class FlapbusLink: @unchecked Sendable {
     private var thread: TimingThread?
 
     private let statusNanos: Int64
+    private let threads: TimingThreads
 
     public init(open: @escaping @Sendable () throws(SerialError) -> any SerialTransport, retryMs: Int = 100,
-                statusSeconds: Double = 5, log: @escaping @Sendable (String) -> Void = { _ in }) {
+                statusSeconds: Double = 5, threads: TimingThreads = .plain, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.open = open
+        self.threads = threads
         self.retryNanos = Int64(retryMs) * 1_000_000
         self.statusNanos = Int64(statusSeconds * 1e9)
         self.log = log
@@ -57,11 +59,11 @@ public final class FlapbusLink: @unchecked Sendable {
     /// The move each module was last told (what a resync sends again).
     var lastMoves: [UInt16: Flapbus.Move] { shared.withLock { $0.lastMoves } }
 
-    /// Starts the link's thread (`flapd-flapbus`), at normal priority: it ships frames whose
-    /// instants the controllers keep.
+    /// Starts the link's thread (`flapd-flapbus`) as `threads` start it (the wall's real-time
+    /// class, as every output's thread).
     public func start() {
         guard thread == nil else { return }
-        thread = TimingThreads.plain.start("flapbus") { [self] _ in loop() }
+        thread = threads.start("flapbus") { [self] _ in loop() }
     }
 
     /// Asks the controller for STATUS and returns the first report in which no module turns (or

@@ -47,21 +47,20 @@ public final class ClackPlayer: ClackSink {
     private let writtenThrough = Mutex<Int64>(0)
     private let progress = DispatchSemaphore(value: 0)
 
-    /// Synthesises the clacks and starts the audio thread; `warn` gets each fault once, and
-    /// `notice` the news that sound is back after one.
-    public init(options: Options, warn: @escaping @Sendable (String) -> Void,
+    /// Synthesises the clacks and starts the audio thread (`flapd-clack`, as `threads` start it:
+    /// the wall's real-time class); `warn` gets each fault once, and `notice` the news that
+    /// sound is back after one.
+    public init(options: Options, threads: TimingThreads = .plain, warn: @escaping @Sendable (String) -> Void,
                 notice: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
         self.warn = warn
         self.notice = notice
         variants = options.model.synthesize()
-        let thread = Thread { [self] in
+        threads.start("clack") { [self] _ in
             var loop = AudioLoop(player: self)
             loop.run()
             exited.signal()
         }
-        thread.name = "clack"
-        thread.start()
     }
 
     public var stats: Counters { counters.withLock { $0 } }
