@@ -65,14 +65,16 @@ extension GPIODriver {
         lock.broadcast()
     }
 
-    /// Homes the modules whose place the step journal did not know (a kill or power cut caught
-    /// them in a homing turn); the others are where it says. Returns how many.
+    /// Homes the modules whose place the step journal did not know exactly (a kill or power cut
+    /// caught them in a homing turn, or between a step's write and its store: in flight); the
+    /// others are where it says. Returns how many.
     @discardableResult
     public func homeUncertain() -> Int {
         lock.lock()
         defer { lock.unlock() }
-        guard homes != nil, let restored = journal?.restored else { return 0 }
-        homingQueue = target.indices.filter { restored[$0] == nil && homes?[$0].state != .faulty }
+        guard homes != nil, let journal, let restored = journal.restored else { return 0 }
+        let inFlight = journal.restoredInFlight
+        homingQueue = target.indices.filter { (restored[$0] == nil || inFlight.contains($0)) && homes?[$0].state != .faulty }
         pumpHoming(now: MonotonicClock.now())
         lock.broadcast()
         return homingQueue.count + target.indices.filter { homes?[$0].state == .homing }.count

@@ -281,9 +281,10 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             lock.unlock()
             var failed: [String] = []
             for (i, levels) in writes.enumerated() {
+                // The write that steps: its places in flight before it, made after it — a kill
+                // between the two stores leaves the modules marked in flight (StepJournal).
+                if i == steps.write { for (m, place, phase) in steps.places { journal?.set(m, place, phase: phase, inFlight: true) } }
                 do { try outputs.write(levels) } catch { failed.append("\(error)") }
-                // The steps are on the lines: the journal follows at once (a kill between the
-                // two leaves it one step behind, so the gap is kept to a few stores).
                 if i == steps.write { for (m, place, phase) in steps.places { journal?.set(m, place, phase: phase) } }
                 if hold > 0 { MonotonicClock.sleep(until: MonotonicClock.now() + hold) }
             }

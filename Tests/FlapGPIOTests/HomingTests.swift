@@ -184,4 +184,32 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         // Module 1: 15 steps to its magnet, 4 to flap 0, 8 to flap 2. Module 0 never moved.
         #expect(drum.positions == [8, 52] && drum.log.allSatisfy { $0 == 1 }, "\(drum.positions)")
     }
+
+    /// Issue 34: a kill between a step's write and its store leaves the module *in flight* in
+    /// the journal — at its place or one step short of it. With a home sensor the restart homes
+    /// it, and it lands exactly; the modules the journal knows stay.
+    @Test func aModuleCaughtBetweenItsStepAndItsStoreIsHomed() throws {
+        let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
+        do {
+            let before = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
+            before.set(0, 9, inFlight: true)  // its step to 9 was about to be written, or just was
+            before.set(1, 8)
+        }
+        let journal = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
+        #expect(journal.restored.map { $0.map { $0 ?? -1 } } == [9, 8])
+        #expect(journal.restoredInFlight == [0])
+        // The kill came before the write: module 0 stands on 8, not 9.
+        let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [8, 8])
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [4, 4]))
+        driver.attach(journal: journal)
+        driver.start(targets: [2, 2], positions: [2, 2])
+        defer { driver.stop() }
+        #expect(driver.homeUncertain() == 1)
+        #expect(soon { driver.idle })
+        // Module 0: to its magnet (40), 4 steps to flap 0, 8 to flap 2. Module 1 never moved.
+        #expect(drum.positions == [52, 8] && drum.log.allSatisfy { $0 == 0 }, "\(drum.positions) \(drum.log)")
+    }
 }
