@@ -26,6 +26,7 @@ enum DemoBench {
         let args = [flapd, "demo", "--plain", "--no-sound", "--port", "0"]
         var argv = args.map { strdup($0) } + [nil]
         var pid: pid_t = 0
+        closeOtherDescriptors(&actions)
         let rc = withCleanSignals { posix_spawn(&pid, flapd, &actions, &$0, &argv, environ) }
         argv.forEach { free($0) }
         posix_spawn_file_actions_destroy(&actions)

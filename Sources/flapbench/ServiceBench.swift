@@ -97,6 +97,7 @@ enum ServiceBench {
         var envp = environment.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
+        closeOtherDescriptors(&actions)
         let rc = withCleanSignals { posix_spawn(&pid, path, &actions, &$0, &argv, &envp) }
         guard rc == 0 else { throw CocoaError(.executableLoad) }
         return pid

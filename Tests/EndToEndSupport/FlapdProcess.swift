@@ -62,6 +62,7 @@ public final class FlapdProcess: @unchecked Sendable {
         var pid: pid_t = 0
         // The child starts as systemd starts flapd: no signal blocked, every one at its default
         // (a test's thread blocks nearly all of them, and a child would inherit that).
+        closeOtherDescriptors(&actions)
         let rc = withCleanSignals { posix_spawn(&pid, path, &actions, &$0, &argv, &envp) }
         close(outPipe[1])
         close(errPipe[1])

@@ -122,6 +122,7 @@ public final class PostgresServer: @unchecked Sendable {
         // No signal blocked, every one at its default: the spawning thread may be a dispatch
         // worker, and the server must hear pg_ctl's signals.
         var pid: pid_t = 0
+        closeOtherDescriptors(&actions)
         let rc = withCleanSignals { posix_spawn(&pid, program, &actions, &$0, argv, environ) }
         guard rc == 0 else { throw Failure("cannot start \(program): errno \(rc)") }
         var status: Int32 = 0

@@ -21,3 +21,10 @@ static inline int flap_set_thread_name(const char *name) { (void)name; return 0;
 /// data race.
 static inline void flap_counter_add(uint64_t *counter, uint64_t n) { __atomic_fetch_add(counter, n, __ATOMIC_RELAXED); }
 static inline uint64_t flap_counter_load(const uint64_t *counter) { return __atomic_load_n(counter, __ATOMIC_RELAXED); }
+
+#ifdef __linux__
+#include <spawn.h>
+/// Adds to `actions` the closing, in the child, of every descriptor from `from` on (glibc's
+/// posix_spawn_file_actions_addclosefrom_np, which Swift's Glibc module does not import).
+int flap_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
+#endif
