@@ -145,7 +145,10 @@ function statusOf(m) {
 }
 
 async function loadSent() {
+  const token = hub.token;
   const r = await api("GET", "/messages/sent");
+  // Signed out (or in as someone else) while it was asked: its answer is not for this page.
+  if (hub.token !== token) return;
   if (r.status === 401) return showSignIn("your session has ended; sign in again");
   if (r.status !== 200) return;
   $("sent").replaceChildren(...r.json.messages.map(({ message: m, recipient }) => {
