@@ -165,7 +165,6 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     @Test func onlyTheModulesTheJournalLostAreHomed() throws {
         let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
         do {
             let before = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
             before.set(0, 8)    // on flap 2
@@ -174,10 +173,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         let journal = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
         #expect(journal.restored.map { $0.map { $0 ?? -1 } } == [8, -1])
         let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [8, 25])
-        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [4, 4]))
-        driver.attach(journal: journal)
-        driver.start(targets: [2, 2], positions: [2, 2])
+        let driver = restarted(on: journal, drum: drum)
         defer { driver.stop() }
         #expect(driver.homeUncertain() == 1)
         #expect(soon { driver.idle })
@@ -191,7 +187,6 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     @Test func aModuleCaughtBetweenItsStepAndItsStoreIsHomed() throws {
         let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
         do {
             let before = try #require(StepJournal(path: path, modules: 2, stepsPerRevolution: 40))
             before.set(0, 9, inFlight: true)  // its step to 9 was about to be written, or just was
@@ -202,14 +197,22 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         #expect(journal.restoredInFlight == [0])
         // The kill came before the write: module 0 stands on 8, not 9.
         let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [8, 8])
-        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [4, 4]))
-        driver.attach(journal: journal)
-        driver.start(targets: [2, 2], positions: [2, 2])
+        let driver = restarted(on: journal, drum: drum)
         defer { driver.stop() }
         #expect(driver.homeUncertain() == 1)
         #expect(soon { driver.idle })
         // Module 0: to its magnet (40), 4 steps to flap 0, 8 to flap 2. Module 1 never moved.
         #expect(drum.positions == [52, 8] && drum.log.allSatisfy { $0 == 0 }, "\(drum.positions) \(drum.log)")
+    }
+
+    /// Two step/dir modules with home sensors on `drum` (offsets of 4 steps), restarted on
+    /// `journal` with flap 2 to show.
+    func restarted(on journal: StepJournal, drum: SimulatedDrum) -> GPIODriver {
+        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [4, 4]))
+        driver.attach(journal: journal)
+        driver.start(targets: [2, 2], positions: [2, 2])
+        return driver
     }
 }
