@@ -241,7 +241,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "FlapNetTests", dependencies: [
-            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring", "EndToEndSupport",
+            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),

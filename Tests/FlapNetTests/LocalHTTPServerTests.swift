@@ -1,4 +1,3 @@
-import EndToEndSupport
 import FlapNet
 import Foundation
 import NIOCore
@@ -15,6 +14,23 @@ import Glibc
 /// then closed — and `run` returns once they have. (Every wait is bounded: a socket's reads by
 /// 60 s, the test by 10 minutes.)
 @Suite(.timeLimit(.minutes(10))) struct LocalHTTPServerTests {
+    /// A loopback connection whose reads give up after 60 s (a bound against a hang). (Like
+    /// EndToEndSupport's `loopbackConnection`, which this target cannot use: the hub-less
+    /// manifest of the aarch64 build has no EndToEndSupport.)
+    static func connect(_ port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return connected == 0 ? fd : nil
+    }
+
     /// Sends `request`, then reads until the text holds `until` (nil: until the peer closes);
     /// what came, and whether the peer closed. Off the cooperative pool.
     static func exchange(_ fd: Int32, _ request: String?, until: String?) async -> (text: String, closed: Bool) {
@@ -58,7 +74,7 @@ import Glibc
                 group.addTask { try await server.run() }
                 var portIterator = ports.stream.makeAsyncIterator()
                 let port = try #require(await portIterator.next())
-                let idle = try #require(loopbackConnection(port: port)), busy = try #require(loopbackConnection(port: port))
+                let idle = try #require(Self.connect(port)), busy = try #require(Self.connect(port))
                 defer { close(idle); close(busy) }
                 let get = { (path: String) in "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
                 let first = await Self.exchange(idle, get("/fast"), until: "answered /fast")
