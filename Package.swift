@@ -230,36 +230,39 @@ let package = Package(
         .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
         .testTarget(name: "FlapDoorTests", dependencies: ["FlapDoor"]),
         .testTarget(name: "FlapClockTests", dependencies: ["FlapClock"]),
-        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock", "FlapCore"]),
+        .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
-        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
+        .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "FlapDaemonTests", dependencies: [
-            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal",
+            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal", "TestWaits",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "FlapNetTests", dependencies: [
-            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring",
+            "FlapMessages", "FlapNet", "FlapCore", "FlapWiring", "TestWaits",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting", "FlapTiming", "FlapClock", "FlapCore"]),
+        .testTarget(name: "FlapSerialTests", dependencies: ["FlapSerial", "FlapSerialTesting", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         // A real PostgreSQL server for the tests of flaphub's PostgreSQL store.
         .target(name: "PostgresTesting", dependencies: ["FlapClock"], path: "Tests/PostgresTesting"),
+        // Waits for tests that hold no thread of the concurrency pool (which every in-process
+        // server of the suite runs on), and a loopback connection: for every test target.
+        .target(name: "TestWaits", path: "Tests/TestWaits"),
         .testTarget(name: "FlapHubTests", dependencies: [
             "FlapMessages", "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore"]),
+        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),
         // What the end-to-end suites share: the real executables as child processes, a scripted
         // message API server, a flaphub, a Mosquitto broker, nginx, QEMU guests, a notify socket.
         .target(
             name: "EndToEndSupport",
             dependencies: [
-                "PostgresTesting", "FlapClock",
+                "PostgresTesting", "FlapClock", "TestWaits",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -272,7 +275,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FlapMessages", "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "FlapCore",
+                "FlapMessages", "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "TestWaits", "FlapCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),
@@ -282,7 +285,7 @@ let package = Package(
         .testTarget(
             name: "ProofTests",
             dependencies: [
-                "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport",
+                "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport", "TestWaits",
                 "FlapGPIO", "FlapCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),

@@ -1,5 +1,6 @@
 import FlapClock
 import Foundation
+import TestWaits
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -152,7 +153,7 @@ public final class FlapdProcess: @unchecked Sendable {
     public func apiPort() async -> Int? { await offPool { $0.blockingAPIPort() } }
 
     private func offPool<T: Sendable>(_ body: @escaping @Sendable (FlapdProcess) -> T) async -> T {
-        await withCheckedContinuation { c in Thread { c.resume(returning: body(self)) }.start() }
+        await TestWaits.offPool { body(self) }
     }
 
     /// Sends SIGTERM.
@@ -207,21 +208,4 @@ public func scratchDirectory(_ prefix: String) throws -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     return dir
-}
-
-/// A TCP connection to 127.0.0.1:`port` whose reads give up after 60 s (a bound against a hang
-/// on a starved machine); nil when it cannot connect. The caller closes it.
-public func loopbackConnection(port: Int) -> Int32? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var timeout = timeval(tv_sec: 60, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { close(fd); return nil }
-    return fd
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestWaits
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -30,7 +31,9 @@ public final class HubHarness: @unchecked Sendable {  // used by one test at a t
 
     /// `config`: extra lines of flaphub's config file (limits). `postgres`: the server a
     /// PostgreSQL store is on (the process's shared one unless given).
-    public init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil, wait: Int = 120) throws {
+    /// Async: a PostgreSQL store's database is made by psql (and the shared server, on first use,
+    /// by initdb and pg_ctl) off the concurrency pool.
+    public init(config: String = "", engine: HubEngine = .sqlite, postgres: PostgresServer? = nil, wait: Int = 120) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("flaphub-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.engine = engine
@@ -38,8 +41,12 @@ public final class HubHarness: @unchecked Sendable {  // used by one test at a t
         switch engine {
         case .sqlite: database = directory + "/hub.db"
         case .postgres:
-            let server = postgres ?? PostgresServer.shared
-            database = server.address(try server.createDatabase(), wait: wait)
+            database = try await offPool {
+                Result { () throws -> String in
+                    let server = postgres ?? PostgresServer.shared
+                    return server.address(try server.createDatabase(), wait: wait)
+                }
+            }.get()
         }
         try "database: \(database)\n\(config)\n".write(toFile: directory + "/flaphub.yaml", atomically: true, encoding: .utf8)
     }
@@ -155,17 +162,6 @@ extension FlapdProcess {
 /// Board lines trimmed of blanks, without empty ones: what the board says.
 public func words(_ frame: [String]) -> [String] {
     frame.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-}
-
-/// Polls a condition that no process output signals (a file appearing, a peer's state) until it
-/// holds; bounded only against a hang.
-public func eventually(_ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(120)
-    while !condition() {
-        guard Date() < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
 }
 
 /// Events heard so far, shared with the socket tasks.

@@ -1,6 +1,7 @@
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 #if canImport(Glibc)
 import Glibc
 #endif

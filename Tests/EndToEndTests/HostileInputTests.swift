@@ -1,6 +1,7 @@
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,7 +44,7 @@ import Glibc
     ]
 
     @Test(.timeLimit(.minutes(3))) func flaphubAnswersAndClosesWhatItCannotParse() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "wall"], friends: [("alice", "wall")])
         try await hub.start()
         for (name, bytes, expected) in Self.malformed {
@@ -73,7 +74,7 @@ import Glibc
     }
 
     @Test(.timeLimit(.minutes(3))) func flaphubClosesAWebSocketOnAnUnmaskedFrame() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["wall"], friends: [])
         try await hub.start()
         let handshake = "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// status, WebSocket events, and data that survives a restart; on each store.
 @Suite struct HubAPITests {
     @Test(arguments: HubEngine.allCases) func sendingFollowsTheRules(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "bob", "eve", "board"], friends: [("alice", "board"), ("eve", "board")])
         try await hub.start()
         func post(_ body: Any, as user: String = "alice") async throws -> (status: Int, json: [String: Any]) {
@@ -65,7 +65,7 @@ import FoundationNetworking
     }
 
     @Test(arguments: HubEngine.allCases) func fiftyAnHourThen429WithRetryAfter(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         for i in 0..<50 { _ = try await hub.send("message \(i)", from: "alice", to: "board") }
@@ -84,7 +84,7 @@ import FoundationNetworking
     }
 
     @Test(arguments: HubEngine.allCases) func friendsByRequestAndDataSurvivesARestart(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [])
         try await hub.start()
         let asked = try await hub.request("POST", "/api/v1/friends/requests", as: "alice", json: ["to": "board"])
@@ -105,7 +105,7 @@ import FoundationNetworking
     }
 
     @Test(.timeLimit(.minutes(2)), arguments: HubEngine.allCases) func webSocketEvents(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let seen = Seen()

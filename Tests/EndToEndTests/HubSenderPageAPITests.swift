@@ -11,7 +11,7 @@ import FoundationNetworking
 /// and sessions, previews, and a board's `board.face` — each refusing what it should, by name.
 @Suite struct HubSenderPageAPITests {
     @Test(.timeLimit(.minutes(3)), arguments: HubEngine.allCases) func theSenderPagesDoors(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board", "carol"], friends: [("alice", "board")])
         try await hub.start()
 

@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test(arguments: HubEngine.allCases) func aMessageFlipsOntoTheBoardAndIsReportedDisplayed(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-msg")
@@ -24,7 +24,7 @@ import Testing
         var status = ""
         for _ in 0..<600 where status != "displayed" {
             status = try await hub.request("GET", "/api/v1/messages/\(id)", as: "alice").json["status"] as? String ?? ""
-            if status != "displayed" { usleep(50_000) }
+            if status != "displayed" { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(status == "displayed", "\(board.stderr)")
         // Status tells the connection and the inbox.
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test(arguments: HubEngine.allCases) func whatHappenedWhileTheBoardWasAwayIsCaughtUp(_ engine: HubEngine) async throws {
-        let hub = try HubHarness(engine: engine)
+        let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-msg")
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func aHeldMessageOpensAtItsInstantEvenWithTheAPIGone() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-msg")
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func zonesPlaceSendersAndAHangupReroutesWithoutLosingAny() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "bob", "carol", "board"], friends: [("alice", "board"), ("bob", "board"), ("carol", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-msg")
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func oneDaemonDrivesSeveralBoards() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
         try await hub.start()
         let config = try hub.flapdConfig(board: "board", extra: """
@@ -155,7 +155,7 @@ import Testing
     }
 
     @Test func theBoardCatchesUpAfterTheHubRestartsAndShortLivedMessagesClear() async throws {
-        let hub = try HubHarness(config: "message_ttl_seconds: 6")
+        let hub = try await HubHarness(config: "message_ttl_seconds: 6")
         try await hub.users(["alice", "bob", "board"], friends: [("alice", "board"), ("bob", "board")])
         try await hub.start()
         let config = try hub.flapdConfig(board: "board", extra: """

@@ -1,6 +1,7 @@
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 
 /// The clack through a device that plays in real time: a PulseAudio null sink, reached through
 /// ALSA's pulse plugin, behind ALSA's file plugin so that the exact stream is kept as a WAV.
@@ -9,7 +10,7 @@ import Testing
         let dir = try scratchDirectory("flap-pulse")
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
-        let server = try PulseServer(dir: dir)
+        let server = try await PulseServer(dir: dir)
         defer { server.stop() }
 
         try """
@@ -57,7 +58,7 @@ import Testing
     @Test func aVanishingDeviceSilencesTheBoardWhichFlipsOn() async throws {
         let dir = try scratchDirectory("flap-pulse")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var server = try PulseServer(dir: dir)
+        var server = try await PulseServer(dir: dir)
         try #"pcm.flapsink { type pulse; server "unix:\#(dir)/native"; device "flap" }"#
             .write(toFile: "\(dir)/asound.conf", atomically: true, encoding: .utf8)
         try "sound: { device: flapsink }\n".write(toFile: "\(dir)/flapd.yaml", atomically: true, encoding: .utf8)
@@ -72,7 +73,7 @@ import Testing
         server.stop()  // the sound server goes away, as an unplugged USB card does
         try await show("TWO")
         #expect(await flapd.waitUntil { _, e in e.contains("the board flips silently") }, "\(flapd.stderr)")
-        server = try PulseServer(dir: dir)
+        server = try await PulseServer(dir: dir)
         defer { server.stop() }
         #expect(await flapd.waitUntil { _, e in e.contains("sound back on") }, "\(flapd.stderr)")
         try await show("THREE")
@@ -87,7 +88,7 @@ import Testing
 struct PulseServer {
     let process: FlapdProcess
 
-    init(dir: String) throws {
+    init(dir: String) async throws {
         let pulseaudio = "/usr/bin/pulseaudio"
         try #require(FileManager.default.isExecutableFile(atPath: pulseaudio), "pulseaudio is missing: ./setup --test installs it")
         try? FileManager.default.removeItem(atPath: "\(dir)/native")
@@ -96,8 +97,7 @@ struct PulseServer {
                                     "-L", "module-null-sink sink_name=flap rate=48000 channels=1 norewinds=1"],
                                    environment: ["HOME": dir, "XDG_RUNTIME_DIR": dir], executable: pulseaudio)
         // Ready when its socket exists (bounded only against a hang).
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: "\(dir)/native"), Date() < deadline { usleep(20_000) }
+        _ = await eventually { FileManager.default.fileExists(atPath: "\(dir)/native") }
         try #require(FileManager.default.fileExists(atPath: "\(dir)/native"), "pulseaudio did not start: \(process.stderr)")
     }
 

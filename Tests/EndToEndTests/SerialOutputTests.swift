@@ -2,6 +2,7 @@ import FlapSerialTesting
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 
 /// flapd driving an open splitflap display on a serial device (a pseudo-terminal here, through
 /// the termios transport, since libserialport refuses ptys): each module's target is sent at
@@ -83,7 +84,8 @@ import Testing
         #expect(controller.received.withLock { $0.prefix(2).map(\.type) } == [0x01, 0x02], "HELLO, then SYNC\n\(flapd.stderr)")
         #expect(try await http("POST", port: port, body: Data(#"{"text":"HI YOU"}"#.utf8)).status == 201)
         // After the start's MOVE frame (every module to where it is), the plan's.
-        #expect(await eventually { controller.moveFrames.dropFirst().joined().count == planned.count }, "\(controller.moveFrames)")
+        let plannedCount = planned.count
+        #expect(await eventually { controller.moveFrames.dropFirst().joined().count == plannedCount }, "\(controller.moveFrames)")
         let moves = Array(controller.moveFrames.dropFirst().joined())
         // The same transition start for every module: start_micros − the plan's offset.
         let t0 = Set(moves.map { m -> UInt64 in
@@ -99,7 +101,7 @@ import Testing
         }
         // The lost answer was made up for by sending the frame again, unchanged; status counts it.
         // (Up to 8 frames are in flight: the message's MOVE may go out before the retry does.)
-        func sentTwice() -> [ScriptedController.Received] {
+        @Sendable func sentTwice() -> [ScriptedController.Received] {
             controller.received.withLock { r in r.filter { $0.type == 0x10 && $0.nonce == r.first { $0.type == 0x10 }?.nonce } }
         }
         #expect(await eventually { sentTwice().count >= 2 }, "\(controller.received.withLock { $0 })")

@@ -3,6 +3,7 @@ import FlapSerialTesting
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 
 /// Issue 12 (6, serial): SIGTERM mid-transition on a bus, against its scripted peer — what
 /// flapd saves is where the modules were last sent, and a module is never sent anywhere its
@@ -143,7 +144,7 @@ import Testing
         /// Whether the peer has received every byte a writer that has ended wrote: it has twice
         /// found nothing to read since (a dead flapd's last frame may still be in the pty).
         func caughtUp() async -> Bool {
-            func spells() -> Int { display?.quietSpells ?? controller?.quietSpells ?? peer!.quietSpells }
+            @Sendable func spells() -> Int { display?.quietSpells ?? controller?.quietSpells ?? peer!.quietSpells }
             let since = spells()
             return await eventually { spells() >= since + 2 }
         }

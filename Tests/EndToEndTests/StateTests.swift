@@ -1,6 +1,7 @@
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 
 /// The board state survives a kill: a physical board cannot be asked where its flaps are.
 @Suite struct StateTests {
@@ -13,13 +14,8 @@ import Testing
     }
 
     /// Waits until the saved positions satisfy `condition` (polled; bounded only against a hang).
-    func waitForSaved(_ dir: String, _ condition: ([Int]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(120)
-        while Date() < deadline {
-            if let p = savedPositions(dir), condition(p) { return true }
-            usleep(20_000)
-        }
-        return false
+    func waitForSaved(_ dir: String, _ condition: @escaping @Sendable ([Int]) -> Bool) async -> Bool {
+        await eventually { savedPositions(dir).map(condition) ?? false }
     }
 
     func post(_ body: String, port: Int) async throws -> [String: Any] {
@@ -36,7 +32,7 @@ import Testing
         _ = try await post(#"{"text":"persist me"}"#, port: port)
         #expect(await first.waitUntil { o, _ in frames(in: o).last?[2] == "      PERSIST ME      " })
         // Saved as the transition completed (P is code 16, at row 2, column 6).
-        #expect(waitForSaved(dir) { $0[2 * 22 + 6] == 16 })
+        #expect(await waitForSaved(dir) { $0[2 * 22 + 6] == 16 })
         kill(first.pid, SIGKILL)
         _ = await first.waitForExit()
 
@@ -70,7 +66,7 @@ import Testing
         let body = String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self)
         #expect(try await post(body, port: port)["flips"] as? Int == 39 * 132)
         // Kill once the state file shows flaps on their way (it is saved every second while moving).
-        #expect(waitForSaved(dir) { $0.contains { $0 != 0 } })
+        #expect(await waitForSaved(dir) { $0.contains { $0 != 0 } })
         kill(first.pid, SIGKILL)
         _ = await first.waitForExit()
         let journal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/positions.bin"))).dropFirst(8).map(Int.init)
@@ -82,12 +78,9 @@ import Testing
         // The accepted message is still the target, and the board is on its way there again.
         let got = try await http("GET", port: port2)
         #expect((got.json as? [String: Any])?["message"] as? [[Int]] == Array(repeating: Array(repeating: 46, count: 22), count: 6))
-        let deadline = Date().addingTimeInterval(120)
-        var lines: [Substring] = []
-        while lines.count < 3, Date() < deadline {
-            lines = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")
-            usleep(20_000)
-        }
+        let traced: @Sendable () -> [Substring] = { ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n") }
+        _ = await eventually { traced().count >= 3 }
+        let lines = traced()
         second.terminate()
         #expect(await second.waitForExit() == 0)
         // Every module's first flip after the restart leaves from where the journal had it.
@@ -114,7 +107,7 @@ extension StateTests {
         let port = try #require(await flapd.apiPort())
         let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
         _ = try await post(String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self), port: port)
-        #expect(waitForSaved(dir) { $0.contains { $0 != 0 } }, "moving")
+        #expect(await waitForSaved(dir) { $0.contains { $0 != 0 } }, "moving")
         flapd.terminate()
         #expect(await flapd.waitForExit() == 0)
         let line = flapd.stderr.split(separator: "\n").first { $0.contains("flips in progress finish first") }

@@ -2,6 +2,7 @@ import FlapSerialTesting
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 
 /// flapd driving salvaged station modules (Krone FBM, Omega RS-485) on a pty: every module is
 /// sent its flap when the port opens, then each moving module its new flap in the cascade
@@ -26,7 +27,7 @@ import Testing
         let drum = Array(" ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?+")
         let addresses = [130, 131, 132, 7, 8, 9]
         let setting = bus == "krone" ? 8 : 0xC0
-        func sets() -> [[Int]] {
+        @Sendable func sets() -> [[Int]] {
             let stream = peer.received.withLock { $0 }
             let commands = bus == "krone" ? Independent.krone(stream) : Independent.omega(stream)
             return commands.filter { $0.command == setting }.map { [$0.address!, $0.value!] }
@@ -38,7 +39,8 @@ import Testing
         #expect(await eventually { sets().count >= 6 }, "\(flapd.stderr)")
         #expect(Array(sets().prefix(6)) == addresses.map { [$0, 0] })
         #expect(try await http("POST", port: port, body: Data(#"{"text":"GO\nNOW"}"#.utf8)).status == 201)
-        #expect(await eventually { sets().count == 6 + planned.count }, "\(sets())\n\(flapd.stderr)")
+        let plannedCount = planned.count
+        #expect(await eventually { sets().count == 6 + plannedCount }, "\(sets())\n\(flapd.stderr)")
         let moved = Array(sets().dropFirst(6))
         let wanted = planned.sorted { ($0["start_ms"] as! Double) < ($1["start_ms"] as! Double) }.map { p in
             [addresses[(p["row"] as! Int) * 3 + (p["col"] as! Int)], drum.firstIndex(of: Character(p["to"] as! String))!]

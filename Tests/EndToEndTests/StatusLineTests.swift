@@ -1,6 +1,7 @@
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 
 /// `STATUS=` as `systemctl status flapd` shows it: always what each board shows or is moving
 /// to, short enough for systemd to take (issue 13, bug 4). A real flapd, a notify socket here.

@@ -34,7 +34,7 @@ import Testing
 
     /// Through flaphub: the options ride with the message (stored with it) to the board.
     @Test(.timeLimit(.minutes(5))) func aTemporaryMessageThroughTheHubReturnsToTheSendersMessage() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-temporary-hub")

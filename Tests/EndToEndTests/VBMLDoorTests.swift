@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(5))) func aVBMLMessageFromTheMessageAPIIsRenderedOnItsZone() async throws {
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-vbml-msg")

@@ -3,6 +3,7 @@ import FlapCore
 import Foundation
 import Synchronization
 import Testing
+import TestWaits
 @testable import FlapDaemon
 
 /// Issue 39, item 1: pages that open and close `/events` while the board flips and the keepalive
@@ -14,7 +15,7 @@ import Testing
     /// another thread when the connection closes), on plain threads, while flips are pushed and
     /// the keepalive fires every millisecond. The churn runs off the cooperative pool so that a
     /// deadlock is seen as a bound passed, not as a test that hangs.
-    @Test func pagesComingAndGoingWhileTheBoardFlipsNeverStopTheFeed() {
+    @Test func pagesComingAndGoingWhileTheBoardFlipsNeverStopTheFeed() async {
         let feed = WebFeed(keepaliveEvery: 0.001)
         let keepalive = Task { await feed.run() }
         defer { keepalive.cancel() }
@@ -47,7 +48,7 @@ import Testing
         }
         flipper.start()
         // A generous bound: the churn takes well under a second on an idle machine.
-        let finished = (0..<pages).allSatisfy { _ in done.wait(timeout: .now() + 120) == .success }
+        let finished = await offPool { (0..<pages).allSatisfy { _ in done.wait(timeout: .now() + 120) == .success } }
         #expect(finished, "pages stopped opening and closing: the feed is deadlocked")
         guard finished else { return }  // a deadlocked feed is left as it is: finishing it would hang
         #expect(opened.load(ordering: .relaxed) > 0)

@@ -4,18 +4,14 @@ import FlapClock
 import FlapTiming
 import Foundation
 import Testing
+import TestWaits
 @testable import FlapGPIO
 
 /// The driver's thread against a recording sink (the kernel's own lines are in the HIL test).
 @Suite struct GPIODriverTests {
     /// Polls for up to 120 s (a bound against a hang, not a timing check).
-    func soon(_ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(120)
-        while !condition() { if Date() > end { return false }; usleep(1000) }
-        return true
-    }
 
-    @Test func everyStepOfThePlanIsOnePulseInCascadeOrder() throws {
+    @Test func everyStepOfThePlanIsOnePulseInCascadeOrder() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2, 3], dir: [4], enable: [5], pulseNanos: 100_000)))
         let geometry = StepGeometry(stepsPerRevolution: 200, flaps: 40)  // 5 steps a flip
         let sink = RecordingOutputs()
@@ -25,7 +21,7 @@ import Testing
         let from = Frame(rows: 1, cols: 3), to = try Frame(codes: [[3, 1, 0]], rows: 1, cols: 3)
         let plan = Planner.plan(from: from, to: to, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 30, rowStaggerMs: 0), motion: .forward)!
         driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         let w = sink.recorded
         // Rising edges of each STEP line: 3 flips × 5 = 15 for column 0, 5 for column 1, none for 2.
         func rises(_ line: Int) -> [Int] { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] } }
@@ -37,7 +33,7 @@ import Testing
         #expect(driver.stats.steps == 20)
     }
 
-    @Test func aNewPlanReplacesAModulesStepsFromItsNewStart() throws {
+    @Test func aNewPlanReplacesAModulesStepsFromItsNewStart() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: false))
         let sink = RecordingOutputs()
         let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring,
@@ -53,14 +49,14 @@ import Testing
         let second = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: first.timing,
                               moves: [ModuleMove(row: 0, col: 0, from: 0, to: 3, flips: 3, direction: 1, start: 1)])
         driver.planned(board: 0, plan: second, transitionStart: t0 - 1)
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         #expect(driver.stats.steps == 6 && sink.recorded.last == [false, false, false, false], "released at the end")
     }
 
     /// Issue 12, one stop: SIGTERM's `finishFlipsInProgress` mid-transition — the conductor
     /// (what the saved state records) and the lines stop every module at the same flap. Before,
     /// the driver stepped its whole plan while the conductor stopped after the flip in progress.
-    @Test func aStopLeavesEveryModuleWhereTheConductorSays() throws {
+    @Test func aStopLeavesEveryModuleWhereTheConductorSays() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2, 3], pulseNanos: 100_000)))
         let geometry = StepGeometry(stepsPerRevolution: 160, flaps: 40)  // 4 steps a flip
         let timing = FlipTiming(flipMs: 100, columnStaggerMs: 150, rowStaggerMs: 0)
@@ -71,9 +67,10 @@ import Testing
         driver.start()
         _ = conductor.start()
         conductor.play(board: 0, target: [39, 39, 39])
-        #expect(soon { driver.stats.steps >= 12 })
-        #expect(conductor.finishFlipsInProgress() > 0)
-        #expect(soon { driver.idle && !conductor.isMoving(board: 0) })
+        // The stop comes while flips are in progress: at once, off the pool (see `poll`).
+        let (began, finished) = await offPool { (poll { driver.stats.steps >= 12 }, conductor.finishFlipsInProgress()) }
+        #expect(began && finished > 0)
+        #expect(await eventually { driver.idle && !conductor.isMoving(board: 0) })
         conductor.stop()
         driver.stop()
         let positions = conductor.frame(board: 0).glyphs.map { Drum.standard.index(of: $0)! }
@@ -87,7 +84,7 @@ import Testing
 
     /// A new plan replaces every module's flips not yet started, also of a module it does not
     /// move (it had not started and stays where it is), as the conductor does.
-    @Test func aNewPlanDropsTheUnstartedFlipsOfModulesItDoesNotMove() throws {
+    @Test func aNewPlanDropsTheUnstartedFlipsOfModulesItDoesNotMove() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 100_000)))
         let geometry = StepGeometry(stepsPerRevolution: 80, flaps: 40)  // 2 steps a flip
         let sink = RecordingOutputs()
@@ -105,7 +102,7 @@ import Testing
         driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
             ModuleMove(row: 0, col: 0, from: 0, to: 3, flips: 3, direction: 1, start: 1),
         ]), transitionStart: t0 - 1)
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         let w = [[false, false]] + sink.recorded
         func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
         #expect(rises(0) == 6 && rises(1) == 0)
@@ -118,7 +115,7 @@ import Testing
     /// for flap 5, 20 expected). Now every module goes on from where its motor is: the steps
     /// already taken count towards the move (module 0), and a module the plan leaves still turns
     /// on round to the flap the plan says it is on (module 1, forward-only).
-    @Test func aLatePlanTakesTheStepsAFlipHasBegunIntoAccount() throws {
+    @Test func aLatePlanTakesTheStepsAFlipHasBegunIntoAccount() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 100_000)))
         let geometry = StepGeometry(stepsPerRevolution: 160, flaps: 40)  // 4 steps a flip
         let timing = FlipTiming(flipMs: 400, columnStaggerMs: 0, rowStaggerMs: 0)  // a step every 100 ms
@@ -132,12 +129,17 @@ import Testing
             ModuleMove(row: 0, col: 1, from: 0, to: 10, flips: 10, direction: 1, start: 0),
         ]), transitionStart: t0)
         // The third flip (from flap 2, at t0 + 800 ms) has begun on the lines of both modules…
-        #expect(soon { driver.stats.steps >= 18 })
-        // …when a plan made at t0 + 700 ms arrives: then flap 2 was where both were going next.
-        driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
-            ModuleMove(row: 0, col: 0, from: 2, to: 5, flips: 3, direction: 1, start: 100_000_000),
-        ]), transitionStart: t0 + 700_000_000)
-        #expect(soon { driver.idle })
+        // …when a plan made at t0 + 700 ms arrives (before the flip ends: at once, off the pool):
+        // then flap 2 was where both were going next.
+        let began = await offPool {
+            guard poll({ driver.stats.steps >= 18 }) else { return false }
+            driver.planned(board: 0, plan: FlipPlan(rows: 1, cols: 2, drum: .standard, timing: timing, moves: [
+                ModuleMove(row: 0, col: 0, from: 2, to: 5, flips: 3, direction: 1, start: 100_000_000),
+            ]), transitionStart: t0 + 700_000_000)
+            return true
+        }
+        #expect(began)
+        #expect(await eventually { driver.idle })
         let w = [[false, false]] + sink.recorded
         func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
         #expect(rises(0) == geometry.boundary(5), "module 0: \(rises(0)) steps for flap 5")
@@ -149,13 +151,13 @@ import Testing
     /// on from it. Before, every start began the sequence again at its first pattern: a module
     /// stopped 6 half-steps in was next energised 3 patterns away from its rotor — a jerk and
     /// steps lost or gained on the wall.
-    @Test func aRestartGoesOnFromTheCoilPatternTheRotorStandsAt() throws {
+    @Test func aRestartGoesOnFromTheCoilPatternTheRotorStandsAt() async throws {
         let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: true))
         let geometry = StepGeometry(stepsPerRevolution: 80, flaps: 40)  // 2 half-steps a flip
         let timing = FlipTiming(flipMs: 20, columnStaggerMs: 0, rowStaggerMs: 0)
-        func run(from: UInt8, flips: UInt8) throws -> [[Bool]] {
+        func run(from: UInt8, flips: UInt8) async throws -> [[Bool]] {
             let sink = RecordingOutputs()
             let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: timing.flip, outputs: sink)
             driver.attach(journal: try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 80)))
@@ -163,16 +165,16 @@ import Testing
             let plan = FlipPlan(rows: 1, cols: 1, drum: .standard, timing: timing,
                                 moves: [ModuleMove(row: 0, col: 0, from: from, to: from + flips, flips: Int32(flips), direction: 1, start: 0)])
             driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
-            #expect(soon { driver.idle })
+            #expect(await eventually { driver.idle })
             driver.stop()
             var patterns: [[Bool]] = []
             for w in sink.recorded where w != [false, false, false, false] && patterns.last != w { patterns.append(w) }
             return patterns
         }
         let sequence = GPIOWiring.halfStep
-        #expect(try run(from: 0, flips: 3) == Array(sequence[1...6]))
+        #expect(try await run(from: 0, flips: 3) == Array(sequence[1...6]))
         // The journal knows the rotor is at pattern 6: the next steps are 7 and 0.
-        #expect(try run(from: 3, flips: 1) == [sequence[7], sequence[0]])
+        #expect(try await run(from: 3, flips: 1) == [sequence[7], sequence[0]])
     }
 
     /// Under load the step thread wakes late, and a module's last step and its release come due
@@ -180,7 +182,7 @@ import Testing
     /// STEP pulse still high (the CI's HIL test caught a STEP high while ENABLE was off under
     /// stress-ng), and a coil motor was released in the write after its last pattern, before its
     /// rotor could follow. A plan that started 10 s ago makes every instant late at once.
-    @Test func aLateLastStepIsHeldBeforeTheModuleIsReleased() throws {
+    @Test func aLateLastStepIsHeldBeforeTheModuleIsReleased() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], dir: [3], enable: [4], pulseNanos: 100_000)))
         let geometry = StepGeometry(stepsPerRevolution: 200, flaps: 40)  // 5 steps a flip
         let sink = RecordingOutputs()
@@ -190,7 +192,7 @@ import Testing
         let from = Frame(rows: 1, cols: 2), to = try Frame(codes: [[2, 1]], rows: 1, cols: 2)
         let plan = Planner.plan(from: from, to: to, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 30, rowStaggerMs: 0), motion: .forward)!
         driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now() - 10_000_000_000)
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         let w = sink.recorded
         func rises(_ line: Int) -> Int { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] }.count }
         #expect(rises(0) == 10 && rises(1) == 5)

@@ -4,6 +4,7 @@ import FlapTiming
 import Foundation
 import Synchronization
 import Testing
+import TestWaits
 @testable import FlapCore
 @testable import FlapGPIO
 
@@ -66,11 +67,6 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1], pulseNanos: 1_000_000)))
     let geometry = StepGeometry(stepsPerRevolution: 40, flaps: 10)  // 4 steps a flap
 
-    func soon(_ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(120)
-        while !condition() { if Date() > end { return false }; usleep(1000) }
-        return true
-    }
 
     func plan(to flap: UInt8, from: UInt8, flips: Int32) -> FlipPlan {
         FlipPlan(rows: 1, cols: 1, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0),
@@ -79,51 +75,51 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
 
     /// A one-module driver on `drum`, homed at start (`offset` from its magnet to flap 0, to
     /// flap `target`); the caller stops it.
-    func homedDriver(_ drum: SimulatedDrum, offset: Int, target: UInt8) -> GPIODriver {
+    func homedDriver(_ drum: SimulatedDrum, offset: Int, target: UInt8) async -> GPIODriver {
         let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
         driver.attach(.init(inputs: drum, offsets: [offset]))
         driver.start(targets: [target])
         driver.homeAll()
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         return driver
     }
 
-    @Test func homingTurnsToTheMagnetThenByTheOffsetToWhereTheModuleShouldBe() {
+    @Test func homingTurnsToTheMagnetThenByTheOffsetToWhereTheModuleShouldBe() async {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
-        let driver = homedDriver(drum, offset: 5, target: 3)
+        let driver = await homedDriver(drum, offset: 5, target: 3)
         defer { driver.stop() }
         // 23 steps to the magnet (17 → 40), then 5 to flap 0 and 12 to flap 3.
         #expect(drum.position == 40 + 5 + 12 && driver.stats.steps == 23 + 17)
         #expect(driver.health == [.init(state: .normal, missed: 0, unexpected: 0, failures: 0)])
         // A move of a turn and a half passes the magnet once, where it should: no failure.
         driver.planned(board: 0, plan: plan(to: 8, from: 3, flips: 15), transitionStart: MonotonicClock.now())
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         #expect(drum.position == 57 + 60 && driver.health?.first?.state == .normal && driver.health?.first?.failures == 0)
     }
 
     /// Issue 18: under load the sensor's edge was read two steps late and the module ended two
     /// steps past its flap. The edge's own instant places the magnet.
-    @Test func anEdgeReadLateStillPlacesTheMagnetWhereItWas() {
+    @Test func anEdgeReadLateStillPlacesTheMagnetWhereItWas() async {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17, lag: 3)
-        let driver = homedDriver(drum, offset: 5, target: 3)
+        let driver = await homedDriver(drum, offset: 5, target: 3)
         defer { driver.stop() }
         #expect(drum.position == 40 + 5 + 12, "\(drum.position - 57) steps off")
         // Late pulses of later turns are placed by their instants too: no failure.
         driver.planned(board: 0, plan: plan(to: 8, from: 3, flips: 25), transitionStart: MonotonicClock.now())
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         #expect(drum.position == 57 + 100 && driver.health == [.init(state: .normal, missed: 0, unexpected: 0, failures: 0)],
                 "\(drum.position) \(String(describing: driver.health))")
     }
 
     /// An offset shorter than the lag: the module has passed flap 0 already and goes round.
-    @Test func anEdgeReadLaterThanTheOffsetGoesRoundOnce() {
+    @Test func anEdgeReadLaterThanTheOffsetGoesRoundOnce() async {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 30, lag: 4)
-        let driver = homedDriver(drum, offset: 2, target: 0)
+        let driver = await homedDriver(drum, offset: 2, target: 0)
         defer { driver.stop() }
         #expect(drum.position == 40 + 40 + 2, "\(String(describing: driver.health)) \(driver.stats)")
     }
 
-    @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() {
+    @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() async {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 38)
         let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
         driver.attach(.init(inputs: drum, offsets: [4], maxFailures: 2))
@@ -132,20 +128,20 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         driver.homeAll()
         // On flap 0, 4 steps past the magnet (a turn later if the edge was read more than 4
         // steps late on a loaded machine: the drum only turns forward).
-        #expect(soon { driver.idle } && drum.position % 40 == 4, "\(drum.position)")
+        #expect(await eventually { driver.idle } && drum.position % 40 == 4, "\(drum.position)")
         drum.breakSensor()
         driver.planned(board: 0, plan: plan(to: 2, from: 0, flips: 12), transitionStart: MonotonicClock.now())
         // Passing the magnet without a pulse: missed; the homing turn finds none: faulty.
-        #expect(soon { driver.health?.first?.state == .faulty })
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.health?.first?.state == .faulty })
+        #expect(await eventually { driver.idle })
         let h = driver.health?.first
         #expect(h?.missed == 1 && h?.failures == 2, "\(String(describing: h))")
         let still = drum.position
         driver.planned(board: 0, plan: plan(to: 5, from: 2, flips: 3), transitionStart: MonotonicClock.now())
-        #expect(soon { driver.idle } && drum.position == still, "a faulty module is left still")
+        #expect(await eventually { driver.idle } && drum.position == still, "a faulty module is left still")
     }
 
-    @Test func homingTurnsOfAPowerGroupGoOneBatchAtATime() {
+    @Test func homingTurnsOfAPowerGroupGoOneBatchAtATime() async {
         let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
         let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [30, 25])
         let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
@@ -153,7 +149,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         driver.start(targets: [1, 1])
         defer { driver.stop() }
         driver.homeAll()
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         // Module 0: 10 steps to its magnet, 8 to flap 0 and 4 to flap 1; then module 1: 15,
         // 8 and 4. Never both.
         #expect(drum.log == Array(repeating: 0, count: 22) + Array(repeating: 1, count: 27), "\(drum.log)")
@@ -162,7 +158,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
 
     /// Issue 12: after a restart only the modules whose place the step journal did not know (a
     /// kill caught them homing) are homed; the others stay where the journal says.
-    @Test func onlyTheModulesTheJournalLostAreHomed() throws {
+    @Test func onlyTheModulesTheJournalLostAreHomed() async throws {
         let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
@@ -176,7 +172,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         let driver = restarted(on: journal, drum: drum)
         defer { driver.stop() }
         #expect(driver.homeUncertain() == 1)
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         // Module 1: 15 steps to its magnet, 4 to flap 0, 8 to flap 2. Module 0 never moved.
         #expect(drum.positions == [8, 52] && drum.log.allSatisfy { $0 == 1 }, "\(drum.positions)")
     }
@@ -184,7 +180,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     /// Issue 34: a kill between a step's write and its store leaves the module *in flight* in
     /// the journal — at its place or one step short of it. With a home sensor the restart homes
     /// it, and it lands exactly; the modules the journal knows stay.
-    @Test func aModuleCaughtBetweenItsStepAndItsStoreIsHomed() throws {
+    @Test func aModuleCaughtBetweenItsStepAndItsStoreIsHomed() async throws {
         let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
@@ -200,7 +196,7 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         let driver = restarted(on: journal, drum: drum)
         defer { driver.stop() }
         #expect(driver.homeUncertain() == 1)
-        #expect(soon { driver.idle })
+        #expect(await eventually { driver.idle })
         // Module 0: to its magnet (40), 4 steps to flap 0, 8 to flap 2. Module 1 never moved.
         #expect(drum.positions == [52, 8] && drum.log.allSatisfy { $0 == 0 }, "\(drum.positions) \(drum.log)")
     }

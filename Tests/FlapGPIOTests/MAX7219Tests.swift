@@ -4,6 +4,7 @@ import FlapClock
 import FlapTiming
 import Foundation
 import Testing
+import TestWaits
 @testable import FlapGPIO
 
 /// MAX7219 chains read back by a model of the chip written here from its datasheet: a 16-bit
@@ -43,7 +44,7 @@ struct MAX7219Model {
 }
 
 @Suite struct MAX7219Tests {
-    @Test func everyDeviceGetsItsWordAndTheChainOrderHolds() {
+    @Test func everyDeviceGetsItsWordAndTheChainOrderHolds() async {
         let chain = MAX7219Chain(din: 4, clk: 5, cs: 6, order: [2, 0, 1], intensity: 9)
         var model = MAX7219Model(devices: 3)
         for s in chain.setup { model.take(chain.all(s.register, s.data)) }
@@ -55,7 +56,7 @@ struct MAX7219Model {
         #expect(model.latches == 5 + 8)
     }
 
-    @Test func theFontDrawsAFiveBySevenFaceAndChipsAsPatterns() {
+    @Test func theFontDrawsAFiveBySevenFaceAndChipsAsPatterns() async {
         // "H" by hand: columns 1 and 5 (bits 6 and 2), the bar across row 3.
         #expect(LEDFont.rows(Glyph(character: "H")!) == [0x44, 0x44, 0x44, 0x7C, 0x44, 0x44, 0x44, 0])
         #expect(LEDFont.rows(.blank) == Array(repeating: 0, count: 8))
@@ -64,7 +65,7 @@ struct MAX7219Model {
         #expect(Glyph.all.filter { $0.chip == nil && $0 != .blank }.allSatisfy { LEDFont.rows($0).contains { $0 != 0 } }, "every character is drawn")
     }
 
-    @Test func aFlipFoldsTheUpperHalfDownAndChangesAtNinetyDegrees() {
+    @Test func aFlipFoldsTheUpperHalfDownAndChangesAtNinetyDegrees() async {
         let a = (0..<8).map { UInt8($0) }, b = (0..<8).map { UInt8(0xF0 + $0) }
         #expect(LEDFold.frame(from: a, to: b, phase: 2) == [0xF0, 0xF1, 0xF2, 0xF3, 4, 5, 6, 7])
         #expect(LEDFold.frame(from: a, to: b, phase: 4) == b)
@@ -72,7 +73,7 @@ struct MAX7219Model {
         #expect(Array(LEDFold.frame(from: a, to: b, phase: 3)[..<4]) == Array(b[..<4]), "after 90°: the new top")
     }
 
-    @Test func theDriverDrawsEveryFlipAndEndsOnTheTarget() throws {
+    @Test func theDriverDrawsEveryFlipAndEndsOnTheTarget() async throws {
         let sink = RecordingOutputs()
         let chain = MAX7219Chain(din: 0, clk: 1, cs: 2, order: [0, 1])
         let driver = LEDMatrixDriver(board: 0, rows: 1, cols: 2, chain: chain, outputs: sink)
@@ -81,8 +82,7 @@ struct MAX7219Model {
         let plan = Planner.plan(from: Frame(rows: 1, cols: 2), to: try Frame(codes: [[2, 0]], rows: 1, cols: 2), drum: .standard,
                                 timing: FlipTiming(flipMs: 100, columnStaggerMs: 0, rowStaggerMs: 0), motion: .forward)!
         driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
-        let end = Date().addingTimeInterval(120)
-        while !driver.idle, Date() < end { usleep(1000) }
+        _ = await eventually { driver.idle }
         var model = MAX7219Model(devices: 2)
         model.take(sink.recorded)
         #expect(model.rows(0) == LEDFont.rows(Glyph(character: "B")!) && model.rows(1) == LEDFont.rows(.blank))
@@ -91,7 +91,7 @@ struct MAX7219Model {
 
     /// A stop mid-transition: the flip in progress is drawn to its end, and what the driver says
     /// each module shows — what the daemon saves — is the glyph of the chain's last frame.
-    @Test func aStopEndsOnTheGlyphTheDriverReports() throws {
+    @Test func aStopEndsOnTheGlyphTheDriverReports() async throws {
         let sink = RecordingOutputs()
         let chain = MAX7219Chain(din: 0, clk: 1, cs: 2, order: [0, 1])
         let driver = LEDMatrixDriver(board: 0, rows: 1, cols: 2, chain: chain, outputs: sink)
@@ -100,8 +100,7 @@ struct MAX7219Model {
         let plan = Planner.plan(from: Frame(rows: 1, cols: 2), to: try Frame(codes: [[26, 0]], rows: 1, cols: 2), drum: .standard,
                                 timing: FlipTiming(flipMs: 200, columnStaggerMs: 0, rowStaggerMs: 0), motion: .forward)!
         driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now())
-        let end = Date().addingTimeInterval(120)
-        while driver.frames < 3, Date() < end { usleep(1000) }
+        _ = await eventually { driver.frames >= 3 }
         driver.finish(board: 0, at: MonotonicClock.now())
         driver.stop()
         let flap = try #require(driver.flaps[0])
@@ -115,7 +114,7 @@ struct MAX7219Model {
     /// out before the flip in progress had been drawn to its end left the chain on a fold frame
     /// — upper half of the new glyph, lower half of the old — while the saved state said the new
     /// glyph. With no time to drain at all, the last frame must still draw the saved glyph.
-    @Test func aStopWithNoTimeToDrainStillEndsOnTheReportedGlyph() throws {
+    @Test func aStopWithNoTimeToDrainStillEndsOnTheReportedGlyph() async throws {
         let sink = RecordingOutputs()
         let chain = MAX7219Chain(din: 0, clk: 1, cs: 2, order: [0, 1])
         let driver = LEDMatrixDriver(board: 0, rows: 1, cols: 2, chain: chain, outputs: sink)
@@ -124,8 +123,7 @@ struct MAX7219Model {
                                 timing: FlipTiming(flipMs: 2000, columnStaggerMs: 0, rowStaggerMs: 0), motion: .forward)!
         driver.planned(board: 0, plan: plan, transitionStart: MonotonicClock.now() - 600_000_000)
         // 0.6 s into a 2 s flip: its first fold frame (at 0.5 s) is due at once, its end is not.
-        let end = Date().addingTimeInterval(120)
-        while driver.frames < 1, Date() < end { usleep(1000) }
+        _ = await eventually { driver.frames >= 1 }
         driver.finish(board: 0, at: MonotonicClock.now())
         driver.stop(drainSeconds: 0)
         let flap = try #require(driver.flaps[0])

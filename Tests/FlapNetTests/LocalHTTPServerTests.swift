@@ -5,6 +5,7 @@ import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Synchronization
 import Testing
+import TestWaits
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,26 +14,8 @@ import Glibc
 /// down — an idle keep-alive connection closes at once, a request in flight is answered whole and
 /// then closed — and `run` returns once they have. (Every wait is bounded: a socket's reads by
 /// 60 s, the test by 10 minutes.)
-@Suite(.timeLimit(.minutes(10)),
-       .disabled("passes alone and beside the local-API suites (5 of 5), fails inside the whole suite: the request in flight's answer did not reach the test within 60 s and run() had not returned after 10 min (stop 44's note, issue 34); run it with --filter LocalHTTPServerTests after removing this trait"))
+@Suite(.timeLimit(.minutes(10)))
 struct LocalHTTPServerTests {
-    /// A loopback connection whose reads give up after 60 s (a bound against a hang). (Like
-    /// EndToEndSupport's `loopbackConnection`, which this target cannot use: the hub-less
-    /// manifest of the aarch64 build has no EndToEndSupport.)
-    static func connect(_ port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        return connected == 0 ? fd : nil
-    }
-
     /// Sends `request`, then reads until the text holds `until` (nil: until the peer closes);
     /// what came, and whether the peer closed. Off the cooperative pool.
     static func exchange(_ fd: Int32, _ request: String?, until: String?) async -> (text: String, closed: Bool) {
@@ -42,6 +25,7 @@ struct LocalHTTPServerTests {
                 var got: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
                     let n = recv(fd, &buffer, buffer.count, 0)
+                    if n < 0 && errno == EINTR { continue }  // a debugger's attach, not an answer
                     if n == 0 { return c.resume(returning: (String(decoding: got, as: UTF8.self), true)) }
                     if n < 0 { return c.resume(returning: (String(decoding: got, as: UTF8.self), false)) }
                     got += buffer[..<n]
@@ -76,7 +60,7 @@ struct LocalHTTPServerTests {
                 group.addTask { try await server.run() }
                 var portIterator = ports.stream.makeAsyncIterator()
                 let port = try #require(await portIterator.next())
-                let idle = try #require(Self.connect(port)), busy = try #require(Self.connect(port))
+                let idle = try #require(loopbackConnection(port: port)), busy = try #require(loopbackConnection(port: port))
                 defer { close(idle); close(busy) }
                 let get = { (path: String) in "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
                 let first = await Self.exchange(idle, get("/fast"), until: "answered /fast")

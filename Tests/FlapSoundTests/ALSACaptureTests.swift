@@ -6,6 +6,7 @@ import FlapTiming
 import Foundation
 import Synchronization
 import Testing
+import TestWaits
 @testable import FlapSound
 
 /// Waits for a board to settle.
@@ -42,7 +43,7 @@ func onsets(_ s: [Int16]) -> [Int] {
 }
 
 @Suite(.serialized) struct ALSACaptureTests {
-    func capture(rows: Int, cols: Int, timing: FlipTiming, target: [UInt8]) throws -> (samples: [Int16], transition: Conductor.Transition, player: ClackPlayer.Counters) {
+    func capture(rows: Int, cols: Int, timing: FlipTiming, target: [UInt8]) async throws -> (samples: [Int16], transition: Conductor.Transition, player: ClackPlayer.Counters) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("clack-\(UUID().uuidString).wav").path
         var options = ClackPlayer.Options()
         options.device = "file:FILE=\(file),FORMAT=wav"
@@ -53,22 +54,23 @@ func onsets(_ s: [Int16]) -> [Int] {
                                   drivers: [settle], clackSinks: [player])
         _ = conductor.start()
         // Play once the device is open and streaming, so that no clack is due before it can sound.
-        #expect(player.waitUntilWritten(through: MonotonicClock.now()))
+        #expect(await offPool { player.waitUntilWritten(through: MonotonicClock.now()) })
         let t = conductor.play(board: 0, target: target, start: MonotonicClock.now() + 50_000_000)
-        #expect(settle.signal.wait(timeout: .now() + 60) == .success)
+        #expect(await offPool { settle.signal.wait(timeout: .now() + 60) == .success })
         conductor.stop()
         // The stream must hold the last clack whole (70 ms) before it is closed.
-        #expect(player.waitUntilWritten(through: t.start + t.plan.duration + 100_000_000), "\(warnings.withLock { $0 })")
+        let end = t.start + t.plan.duration + 100_000_000
+        #expect(await offPool { player.waitUntilWritten(through: end) }, "\(warnings.withLock { $0 })")
         let counters = player.stats
         player.stop()
         defer { try? FileManager.default.removeItem(atPath: file) }
         return (try wavSamples(file), t, counters)
     }
 
-    @Test func onsetsSitAtThePlannedInstants() throws {
+    @Test func onsetsSitAtThePlannedInstants() async throws {
         // Two modules, 3 and 4 flips, 200 ms per flip, 100 ms apart: 7 clacks 100 ms apart.
         let timing = FlipTiming(flipMs: 200, columnStaggerMs: 100, rowStaggerMs: 0)
-        let (samples, t, counters) = try capture(rows: 1, cols: 2, timing: timing, target: [3, 4])
+        let (samples, t, counters) = try await capture(rows: 1, cols: 2, timing: timing, target: [3, 4])
         let planned = t.plan.moves.flatMap { m in (0..<Int(m.flips)).map { m.clack($0, flip: timing.flip) } }.sorted()
         let found = onsets(samples)
         #expect(counters.clacks == t.plan.flipCount && counters.late == 0)
@@ -81,9 +83,9 @@ func onsets(_ s: [Int16]) -> [Int] {
         }
     }
 
-    @Test func aFullBoardAtOnceNeverClips() throws {
+    @Test func aFullBoardAtOnceNeverClips() async throws {
         let timing = FlipTiming(flipMs: 120, columnStaggerMs: 0, rowStaggerMs: 0)
-        let (samples, t, counters) = try capture(rows: 6, cols: 22, timing: timing, target: Array(repeating: 2, count: 132))
+        let (samples, t, counters) = try await capture(rows: 6, cols: 22, timing: timing, target: Array(repeating: 2, count: 132))
         #expect(t.plan.flipCount == 264)
         #expect(counters.clacks == 264)
         #expect(samples.count > 48_000 / 10)
@@ -91,17 +93,17 @@ func onsets(_ s: [Int16]) -> [Int] {
         #expect(!samples.contains { $0 == Int16.max || $0 == -Int16.max || $0 == Int16.min }, "never at full scale")
     }
 
-    @Test func aMissingDeviceIsOneWarningAndSilence() {
+    @Test func aMissingDeviceIsOneWarningAndSilence() async {
         var options = ClackPlayer.Options()
         options.device = "hw:97,0"
         options.retrySeconds = 0.2
         let warned = DispatchSemaphore(value: 0)
         let count = Mutex(0)
         let player = ClackPlayer(options: options) { _ in count.withLock { $0 += 1 }; warned.signal() }
-        #expect(warned.wait(timeout: .now() + 30) == .success)
+        #expect(await offPool { warned.wait(timeout: .now() + 30) == .success })
         player.schedule(board: 0, clacks: [MonotonicClock.now()], since: 0)
         // Several retries fail; the warning stays one.
-        while player.stats.openFailures < 3 { _ = warned.wait(timeout: .now() + 0.1) }
+        _ = await eventually { player.stats.openFailures >= 3 }
         player.stop()
         #expect(count.withLock { $0 } == 1)
     }

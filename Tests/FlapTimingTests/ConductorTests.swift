@@ -2,6 +2,7 @@ import Dispatch
 import FlapCore
 import Synchronization
 import Testing
+import TestWaits
 import FlapClock
 @testable import FlapTiming
 
@@ -23,8 +24,8 @@ final class Recorder: FlipObserver {
     }
 
     /// Waits for the next settle (a generous bound only guards against a hang).
-    func waitSettled() -> Bool { settledSignal.wait(timeout: .now() + 60) == .success }
-    func waitFlips(_ n: Int) -> Bool { (0..<n).allSatisfy { _ in flipSignal.wait(timeout: .now() + 60) == .success } }
+    func waitSettled() async -> Bool { await offPool { self.settledSignal.wait(timeout: .now() + 60) == .success } }
+    func waitFlips(_ n: Int) async -> Bool { await offPool { (0..<n).allSatisfy { _ in self.flipSignal.wait(timeout: .now() + 60) == .success } } }
 }
 
 @Suite struct ConductorTests {
@@ -33,14 +34,14 @@ final class Recorder: FlipObserver {
 
     func indices(_ text: String) -> [UInt8] { text.map { UInt8(drum.index(of: Glyph(character: $0)!)!) } }
 
-    @Test func firesEveryFlipAtItsPlannedInstant() {
+    @Test func firesEveryFlipAtItsPlannedInstant() async {
         let recorder = Recorder()
         let conductor = Conductor(boards: [.init(rows: 2, cols: 3, drum: drum, timing: timing, motion: .forward)],
                                   drivers: [recorder])
         _ = conductor.start()
         defer { conductor.stop() }
         let t = conductor.play(board: 0, target: indices("ABC D "))
-        #expect(recorder.waitSettled())
+        #expect(await recorder.waitSettled())
         let events = recorder.events.withLock { $0 }
         #expect(events.count == t.plan.flipCount)
         #expect(t.plan.flipCount == 1 + 2 + 3 + 4)
@@ -57,17 +58,17 @@ final class Recorder: FlipObserver {
         #expect(conductor.lateness.early == 0)
     }
 
-    @Test func aNewTargetReplansFromWhereModulesAre() {
+    @Test func aNewTargetReplansFromWhereModulesAre() async {
         let recorder = Recorder()
         let conductor = Conductor(boards: [.init(rows: 1, cols: 2, drum: drum, timing: timing, motion: .forward)],
                                   drivers: [recorder])
         _ = conductor.start()
         defer { conductor.stop() }
         conductor.play(board: 0, target: indices("ZZ"))
-        #expect(recorder.waitFlips(3))
+        #expect(await recorder.waitFlips(3))
         let second = conductor.play(board: 0, target: indices("CE"))
         // Wait for the settle of the second transition (the first never settles on its own).
-        while recorder.settledFrames.withLock({ $0.last?.0 }) != second.number { #expect(recorder.waitSettled()) }
+        while recorder.settledFrames.withLock({ $0.last?.0 }) != second.number { #expect(await recorder.waitSettled()) }
         let events = recorder.events.withLock { $0 }
         for col in 0..<2 {
             let mine = events.filter { $0.col == col }
@@ -87,7 +88,7 @@ final class Recorder: FlipObserver {
     /// the board is then still, and the daemon can put it where its outputs left the modules.
     /// (Before, such a board stayed "moving" for ever and `restore` was refused: the state
     /// saved a flap behind the motors.)
-    @Test func aStoppedConductorTakesTheOutputsPositions() {
+    @Test func aStoppedConductorTakesTheOutputsPositions() async {
         let recorder = Recorder()
         let slow = FlipTiming(flipMs: 4000, columnStaggerMs: 0, rowStaggerMs: 0)
         let conductor = Conductor(boards: [.init(rows: 1, cols: 2, drum: drum, timing: slow, motion: .forward)],
@@ -102,7 +103,7 @@ final class Recorder: FlipObserver {
         #expect(conductor.frame(board: 0).glyphs.map(\.text).joined() == "BC")
     }
 
-    @Test func nothingToDoSettlesAtOnce() {
+    @Test func nothingToDoSettlesAtOnce() async {
         let recorder = Recorder()
         let conductor = Conductor(boards: [.init(rows: 1, cols: 1, drum: drum, timing: timing, motion: .forward)],
                                   drivers: [recorder])
@@ -110,11 +111,11 @@ final class Recorder: FlipObserver {
         defer { conductor.stop() }
         let t = conductor.play(board: 0, target: [0])
         #expect(t.plan.moves.isEmpty)
-        #expect(recorder.waitSettled())
+        #expect(await recorder.waitSettled())
         #expect(recorder.events.withLock { $0.isEmpty })
     }
 
-    @Test func realtimeRefusalIsAWarningNotAFailure() {
+    @Test func realtimeRefusalIsAWarningNotAFailure() async {
         let conductor = Conductor(boards: [], drivers: [])
         let warnings = conductor.start(realtime: .init(priority: 99, lockMemory: false))
         conductor.stop()
@@ -124,7 +125,7 @@ final class Recorder: FlipObserver {
 }
 
 @Suite struct HistogramTests {
-    @Test func percentiles() {
+    @Test func percentiles() async {
         var h = LatenessHistogram()
         for us in 1...100 { h.record(Int64(us) * 1000) }
         h.record(-5)
@@ -137,7 +138,7 @@ final class Recorder: FlipObserver {
         #expect(h.percentileMicros(1.0) == 49_999, "beyond 50 ms lands in the last bucket")
     }
 
-    @Test func heapOrdersByInstant() {
+    @Test func heapOrdersByInstant() async {
         var heap = MinHeap()
         for t in [5, 1, 9, 3, 7, 2] { heap.push(TimedFlip(instant: Int64(t), board: 0, module: 0, flip: 0, remaining: 0, direction: 1)) }
         heap.removeAll { $0.instant == 7 }

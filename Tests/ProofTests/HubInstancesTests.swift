@@ -4,6 +4,7 @@ import Logging
 import PostgresTesting
 import Synchronization
 import Testing
+import TestWaits
 import WSClient
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,7 +14,7 @@ import FoundationNetworking
 /// limit is one, a killed instance or database loses no accepted message.
 @Suite(.serialized) struct HubInstancesTests {
     @Test(.timeLimit(.minutes(5))) func eventsCrossInstancesOnceAndTheLimitIsOne() async throws {
-        let a = try HubHarness(config: "messages_per_hour: 12", engine: .postgres)
+        let a = try await HubHarness(config: "messages_per_hour: 12", engine: .postgres)
         try await a.users(["alice", "carol", "board"], friends: [("alice", "board"), ("carol", "board")])
         let b = try HubHarness(sharing: a)
         try await a.start()
@@ -54,7 +55,7 @@ import FoundationNetworking
     /// board's socket is killed while messages flow. The board reconnects to the other and ends
     /// on the last message accepted.
     @Test(.timeLimit(.minutes(5))) func aKilledInstanceLosesNothing() async throws {
-        let a = try HubHarness(engine: .postgres)
+        let a = try await HubHarness(engine: .postgres)
         try await a.users(["alice", "board"], friends: [("alice", "board")])
         let b = try HubHarness(sharing: a)
         try await a.start()
@@ -86,8 +87,8 @@ import FoundationNetworking
     /// hub answers 503 with Retry-After meanwhile, never 500, never exits, and the board ends on
     /// the last message.
     @Test(.timeLimit(.minutes(6))) func aKilledDatabaseLosesNothing() async throws {
-        let server = try PostgresServer()
-        let hub = try HubHarness(engine: .postgres, postgres: server, wait: 5)  // the 503 within 5 s is what is tested
+        let server = try await offPool { Result { try PostgresServer() } }.get()  // initdb and pg_ctl: off the pool
+        let hub = try await HubHarness(engine: .postgres, postgres: server, wait: 5)  // the 503 within 5 s is what is tested
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
         let state = try scratchDirectory("flap-pg")
@@ -117,10 +118,10 @@ import FoundationNetworking
             Issue.record("'\(content)' was not accepted within 120 s")
         }
         for i in 1...4 { try await send("message \(i)") }
-        server.stop(mode: "immediate")
+        await offPool { server.stop(mode: "immediate") }
         let down = try await hub.request("POST", "/api/v1/messages", as: "alice", json: ["recipients": ["board"], "content": "while down"])
         #expect(down.status == 503, "\(down)")
-        try server.start()
+        try await offPool { Result { try server.start() } }.get()
         for i in 5...12 { try await send("message \(i)") }
         #expect(Set(statuses.keys).isSubset(of: [201, 503]), "\(statuses)\n\(hub.process?.stderr ?? "")")
         #expect(statuses[201] == 12 && retryAfter.isSubset(of: ["1"]), "\(statuses) \(retryAfter)")

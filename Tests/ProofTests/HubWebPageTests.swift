@@ -16,7 +16,7 @@ import Testing
         let venv = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/venv", "browser"], executable: "/bin/bash")
         try #require(await venv.waitForSlowExit() == 0, "the browser venv: \(venv.stderr)")
         let python = venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let hub = try HubHarness()
+        let hub = try await HubHarness()
         try await hub.users(["alice", "kitchen"], friends: [("alice", "kitchen")])
         try await hub.start()
         let state = try scratchDirectory("flap-web-hub")

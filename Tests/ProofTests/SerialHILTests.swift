@@ -2,6 +2,7 @@ import FlapSerialTesting
 import EndToEndSupport
 import Foundation
 import Testing
+import TestWaits
 #if canImport(Glibc)
 import Glibc
 #endif

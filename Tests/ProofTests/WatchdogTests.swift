@@ -2,6 +2,7 @@ import EndToEndSupport
 import Foundation
 import Synchronization
 import Testing
+import TestWaits
 #if canImport(Glibc)
 import Glibc
 #endif
