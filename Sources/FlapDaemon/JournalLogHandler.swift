@@ -41,12 +41,12 @@ public struct JournalLogHandler: LogHandler {
         return UInt64(st.st_dev) == parts[0] && UInt64(st.st_ino) == parts[1]
     }
 
-    public func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-                    source: String, file: String, function: String, line: UInt) {
-        let all = self.metadata.merging(explicit ?? [:]) { _, new in new }
+    public func log(event: LogEvent) {
+        let all = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
         let fields = all.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-        let text = "\(message)\(fields)".replacingOccurrences(of: "\n", with: " ")
-        let line = "<\(Self.priority(level))>\(text)\n"
+        let error = event.error.map { " error=\($0)" } ?? ""
+        let text = "\(event.message)\(fields)\(error)".replacingOccurrences(of: "\n", with: " ")
+        let line = "<\(Self.priority(event.level))>\(text)\n"
         Self.lock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
     }
 }

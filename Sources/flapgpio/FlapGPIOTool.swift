@@ -84,7 +84,7 @@ struct FlapGPIOTool: ParsableCommand {
             let wanted = "gpio_value: \(base + stepLine) set "
             var buffer = [CChar](repeating: 0, count: 512)
             while fgets(&buffer, Int32(buffer.count), pipe) != nil {
-                let line = String(cString: buffer)
+                let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 if line.contains("END") { break }
                 guard let r = line.range(of: wanted) else { continue }
                 let now = line[r.upperBound...].hasPrefix("1")

@@ -158,9 +158,8 @@ final class Logged: LogHandler, Sendable {
     var metadata: Logger.Metadata { get { [:] } set {} }
     subscript(metadataKey _: String) -> Logger.Metadata.Value? { get { nil } set {} }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        let fields = (metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        store.withLock { $0.append((["\(level) \(message)"] + fields).joined(separator: " ")) }
+    func log(event: LogEvent) {
+        let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        store.withLock { $0.append((["\(event.level) \(event.message)"] + fields).joined(separator: " ")) }
     }
 }
