@@ -1,6 +1,7 @@
 import FlapCore
 import FlapClock
 import Foundation
+import Synchronization
 
 extension GPIODriver {
     /// Home sensors of a board: one input line a module (row by row), active low (hall-effect
@@ -144,7 +145,7 @@ extension GPIODriver {
     /// none came) has been read, so an overdue pulse is missed.
     func startSensing(_ threads: TimingThreads) {
         guard let sensors else { return }
-        sensorThread = threads.start("gpio-home") { [self] _ in
+        let started = threads.start("gpio-home") { [self] _ in
             while true {
                 lock.lock()
                 let go = running
@@ -173,6 +174,7 @@ extension GPIODriver {
                 for note in said { log(note) }
             }
         }
+        sensorThread.withLock { $0 = started }
     }
 
     /// The notes gathered so far, taken; the caller holds the lock and logs them once it lets go.

@@ -2,6 +2,7 @@ import FlapWiring
 import FlapCore
 import FlapClock
 import Foundation
+import Synchronization
 
 /// One board of stepper modules on GPIO lines: each plan becomes every module's step instants
 /// (`StepGeometry`), which a small thread of its own plays out — it sleeps to each instant with
@@ -41,14 +42,14 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     private var counters = Counters()
     /// How late each step went out against its planned instant.
     private var stepLate = LatenessHistogram()
-    private var thread: TimingThread?
+    private let thread = Mutex<TimingThread?>(nil)
     /// Home sensors, when the board has them: one tracker a module, the sensors' lines, and
     /// each module's steps from its magnet to flap 0 (`flapd calibrate`).
     var homes: [HomeTracker]?
     var sensors: (any GPIOInputs)?
     var sensorsActiveLow = true
     var offsets: [Int] = []
-    var sensorThread: TimingThread?
+    let sensorThread = Mutex<TimingThread?>(nil)
     /// Each module's flap once its planned move ends (where a homing turn takes it).
     var target: [Int]
     /// Each module's planned flips not yet known to be over: when each starts, and the flap it
@@ -148,7 +149,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         }
         lock.unlock()
         startSensing(threads)
-        thread = threads.start("gpio") { [self] _ in loop() }
+        thread.withLock { $0 = threads.start("gpio") { [self] _ in loop() } }
     }
 
     /// Stops after the steps still planned (after `finish`: each module's flip in progress;
@@ -157,8 +158,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        thread?.join()
-        sensorThread?.join()
+        thread.withLock { $0 }?.join()
+        sensorThread.withLock { $0 }?.join()
     }
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {

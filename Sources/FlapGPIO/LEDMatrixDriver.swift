@@ -2,6 +2,7 @@ import FlapWiring
 import FlapCore
 import FlapClock
 import Foundation
+import Synchronization
 
 /// One board of MAX7219 8 × 8 LED modules: each flip of the plan is drawn as four frames — the
 /// upper half folding down, the glyph changing at the 90° instant — and a small thread of its
@@ -24,7 +25,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     /// finished; nil until a plan has moved the module).
     private var drawn: [Int?]
     private var running = false
-    private var thread: TimingThread?
+    private let thread = Mutex<TimingThread?>(nil)
     private var shownFrames = 0
     /// How many frames have gone out to the chain.
     public var frames: Int { lock.lock(); defer { lock.unlock() }; return shownFrames }
@@ -61,7 +62,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
         let first = chain.setup.flatMap { chain.all($0.register, $0.data) } + chain.show(images)
         lock.unlock()
         write(first)
-        thread = threads.start("led") { [self] _ in loop() }
+        thread.withLock { $0 = threads.start("led") { [self] _ in loop() } }
     }
 
     /// Stops once the frames still planned (after `finish`: each module's flip in progress)
@@ -71,7 +72,7 @@ public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     public func stop(drainSeconds: Double = 10) {
         drain(seconds: drainSeconds) { idle }
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        thread?.join()
+        thread.withLock { $0 }?.join()
         lock.lock()
         let left = due.count
         due.removeAll()

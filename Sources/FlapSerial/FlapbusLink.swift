@@ -40,7 +40,7 @@ public final class FlapbusLink: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let shared = Mutex(Shared())
     private let changed = NSCondition()
-    private var thread: TimingThread?
+    private let thread = Mutex<TimingThread?>(nil)
 
     private let statusNanos: Int64
     private let threads: TimingThreads
@@ -62,8 +62,8 @@ public final class FlapbusLink: @unchecked Sendable {
     /// Starts the link's thread (`flapd-flapbus`) as `threads` start it (the wall's real-time
     /// class, as every output's thread).
     public func start() {
-        guard thread == nil else { return }
-        thread = threads.start("flapbus") { [self] _ in loop() }
+        guard thread.withLock({ $0 == nil }) else { return }
+        thread.withLock { $0 = threads.start("flapbus") { [self] _ in loop() } }
     }
 
     /// Asks the controller for STATUS and returns the first report in which no module turns (or
@@ -79,7 +79,7 @@ public final class FlapbusLink: @unchecked Sendable {
 
     public func stop() {
         shared.withLock { $0.running = false }
-        thread?.join()
+        thread.withLock { $0 }?.join()
     }
 
     /// Queues a transition: `moves` for stepper controllers, `shows` (every flip's glyph at its

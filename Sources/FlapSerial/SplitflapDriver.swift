@@ -1,6 +1,7 @@
 import FlapCore
 import FlapClock
 import Foundation
+import Synchronization
 
 /// One board whose modules are an open splitflap display: each module's target flap is sent at
 /// that module's cascade instant (the protocol sends every module's target each time, so
@@ -14,7 +15,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     private let onSent: @Sendable (Int, UInt8) -> Void
     private var queue: CascadeQueue
     private var running = true
-    private var thread: TimingThread?
+    private let thread = Mutex<TimingThread?>(nil)
 
     public init(board: Int, rows: Int, cols: Int, link: SplitflapLink, onSent: @escaping @Sendable (Int, UInt8) -> Void = { _, _ in }) {
         self.board = board
@@ -34,7 +35,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
         lock.unlock()
         link.set(all.map { SplitflapProtocol.ModuleTarget(flap: $0) })
         link.start()
-        thread = threads.start("splitflap") { [self] _ in loop() }
+        thread.withLock { $0 = threads.start("splitflap") { [self] _ in loop() } }
     }
 
     /// Where the display says its modules stand, asked before `start` (which starts the link if
@@ -58,7 +59,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
 
     public func stop() {
         lock.lock(); running = false; lock.broadcast(); lock.unlock()
-        thread?.join()
+        thread.withLock { $0 }?.join()
         link.stop()
     }
 

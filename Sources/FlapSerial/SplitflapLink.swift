@@ -43,7 +43,7 @@ public final class SplitflapLink: @unchecked Sendable {
     private let nonce = Mutex(UInt32.random(in: 1...UInt32.max))
     private let changed = NSCondition()
     private let threads: TimingThreads
-    private var thread: TimingThread?
+    private let thread = Mutex<TimingThread?>(nil)
 
     /// `open` opens the port (again after a failure); the link's thread starts as `threads`
     /// start it (the wall's real-time class: each target goes out when the driver hands it over).
@@ -58,8 +58,8 @@ public final class SplitflapLink: @unchecked Sendable {
 
     /// Starts the link's thread (`flapd-sf-link`). Starting a started link does nothing.
     public func start() {
-        guard thread == nil else { return }
-        thread = threads.start("sf-link") { [self] _ in loop() }
+        guard thread.withLock({ $0 == nil }) else { return }
+        thread.withLock { $0 = threads.start("sf-link") { [self] _ in loop() } }
     }
 
     /// Asks the display what its modules show, and returns the first report in which none is
@@ -102,7 +102,7 @@ public final class SplitflapLink: @unchecked Sendable {
 
     public func stop() {
         shared.withLock { $0.running = false }
-        thread?.join()
+        thread.withLock { $0 }?.join()
     }
 
     private var running: Bool { shared.withLock { $0.running } }

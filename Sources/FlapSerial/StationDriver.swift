@@ -34,7 +34,7 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
     private var queue: CascadeQueue
     private let running = Atomic(false)
     private let state = Mutex(Counters())
-    private var thread: TimingThread?
+    private let thread = Mutex<TimingThread?>(nil)
 
     public init(board: Int, cols: Int, addresses: [UInt8], bus: StationBus,
                 open: @escaping @Sendable () throws(SerialError) -> any SerialTransport,
@@ -59,11 +59,12 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
         if let positions, positions.count == targets.count { targets = positions }
         lock.unlock()
         running.store(true, ordering: .relaxed)
-        thread = threads.start("\(bus)") { [self] _ in
+        let started = threads.start("\(bus)") { [self] _ in
             PortKeeper(name: "\(bus) bus", open: open, log: log, running: { self.running.load(ordering: .relaxed) }).run(serve: { (port, reopened) throws(SerialError) in try serve(port, reopened: reopened) },
                        connected: { c in state.withLock { $0.connected = c; if !c { $0.disconnects += 1 } } },
                        failed: {})
         }
+        thread.withLock { $0 = started }
     }
 
     /// Every module's last target handed to the bus (row-major drum indices): the modules move
@@ -79,7 +80,7 @@ public final class StationDriver: MovePlanSink, @unchecked Sendable {
         lock.lock()
         lock.signal()
         lock.unlock()
-        thread?.join()
+        thread.withLock { $0 }?.join()
     }
 
     public func planned(board: Int, plan: FlipPlan, transitionStart: Int64) {
