@@ -14,6 +14,9 @@ import Foundation
 /// A board whose modules move by themselves to what they are sent (a splitflap display, flapbus
 /// controllers, Krone or Omega modules) is journaled by its output as each target goes out, not
 /// by the flips.
+/// (`@unchecked Sendable`: each byte has one writer at a time — the conductor's thread for a
+/// flipped board, a board's output thread for `sent` — and `positions` is read at the start,
+/// before either runs.)
 package final class PositionJournal: FlipObserver, @unchecked Sendable {
     private static let magic = Array("FLAPPOS1".utf8)
     private let file: MappedFile

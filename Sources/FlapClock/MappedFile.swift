@@ -6,6 +6,8 @@ import Glibc
 /// into: a store is no system call and no allocation, the kernel keeps the pages when the
 /// process is killed, and `flush` writes them to disk (against a power cut; not on a timing
 /// thread). The mapping lives as long as this object.
+/// (`@unchecked Sendable`: the mapping itself never changes; who may load and store through
+/// `base` is each journal's own rule.)
 public final class MappedFile: @unchecked Sendable {
     /// The first byte of the mapping; `length` bytes may be loaded and stored from it.
     public let base: UnsafeMutableRawPointer

@@ -8,6 +8,9 @@ import Synchronization
 /// (`StepGeometry`), which a small thread of its own plays out — it sleeps to each instant with
 /// `clock_nanosleep(TIMER_ABSTIME)` and writes the lines `LineEngine` says. A new plan replaces a
 /// module's steps from its new start on (the flip in progress finishes first, as planned).
+/// (`@unchecked Sendable`: the plan, the steps and the homing state are read and written under
+/// `lock`, which the step and sensor threads take for each batch; the threads' handles are in
+/// `Mutex`es.)
 public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// What has happened on the lines.
     public struct Counters: Sendable, Equatable {

@@ -17,6 +17,8 @@ public protocol GPIOOutputs: AnyObject, Sendable {
 }
 
 /// Output lines of a chip through libgpiod (v1 or v2, as built), requested together.
+/// (`@unchecked Sendable`: `values` is touched only by `write`, which only the board's one step
+/// thread calls.)
 public final class LibgpiodOutputs: GPIOOutputs, @unchecked Sendable {
     private let request: UnsafeMutablePointer<flap_gpio_request>
     public let chip: String
@@ -98,6 +100,8 @@ public struct SensorEdge: Sendable, Equatable {
 }
 
 /// Input lines of a chip through libgpiod, both edges watched, with a bias.
+/// (`@unchecked Sendable`: nothing of it changes after `init`; only the sensor thread reads
+/// edges through the request.)
 public final class LibgpiodInputs: GPIOInputs, @unchecked Sendable {
     public typealias Bias = InputBias
     private let request: UnsafeMutablePointer<flap_gpio_request>

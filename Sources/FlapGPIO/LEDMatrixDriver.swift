@@ -7,6 +7,8 @@ import Synchronization
 /// One board of MAX7219 8 × 8 LED modules: each flip of the plan is drawn as four frames — the
 /// upper half folding down, the glyph changing at the 90° instant — and a small thread of its
 /// own shifts the whole chain out at each frame's instant (`clock_nanosleep`, as the steppers).
+/// (`@unchecked Sendable`: every `var` is read and written under `lock`; the thread's handle is in
+/// a `Mutex`.)
 public final class LEDMatrixDriver: MovePlanSink, @unchecked Sendable {
     public let board: Int
     private let cols: Int

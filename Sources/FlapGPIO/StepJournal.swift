@@ -18,6 +18,8 @@ import Foundation
 /// on from it. Layout: "FLAPSTP2", steps per revolution and module count (u32 each, native
 /// order), one u32 a module (its place, its top bit set while in flight, or 0xFFFFFFFF
 /// unknown), then one byte a module (its coil phase).
+/// (`@unchecked Sendable`: after `init` only the board's step thread stores into it; what was
+/// restored is read at `init`.)
 public final class StepJournal: @unchecked Sendable {
     private static let magic = Array("FLAPSTP2".utf8)
     private static let unknown = UInt32.max

@@ -8,6 +8,7 @@ import Synchronization
 /// port reopened every second and every module's last target sent again from now (a resync).
 /// A transition goes out as MOVE to stepper controllers and as SHOW to LED ones, so nothing but
 /// HELLO and SYNC is sent before INFO has said which.
+/// (`@unchecked Sendable`: its state is in the `shared` Mutex, the thread's handle in a Mutex.)
 public final class FlapbusLink: @unchecked Sendable {
     public struct Counters: Sendable, Equatable {
         public var sent = 0, retries = 0, acks = 0, refused = 0, crcErrors = 0, malformed = 0

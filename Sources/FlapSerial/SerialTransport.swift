@@ -41,6 +41,7 @@ public struct SerialError: Error, CustomStringConvertible, Equatable {
 /// A serial device through plain termios: raw 8-bit, the given speed, parity and stop bits, no
 /// flow control. Works on pseudo-terminals too (libserialport refuses them), which is what the
 /// protocol tests use.
+/// (`@unchecked Sendable`: it holds only its descriptor, which never changes.)
 public final class TermiosPort: SerialTransport, @unchecked Sendable {
     private let fd: Int32
 

@@ -6,6 +6,8 @@ import Synchronization
 /// One board whose modules are an open splitflap display: each module's target flap is sent at
 /// that module's cascade instant (the protocol sends every module's target each time, so
 /// modules due together go in one frame), through a `SplitflapLink`.
+/// (`@unchecked Sendable`: the targets and the queue under `lock`, the thread's handle in a
+/// Mutex.)
 public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     public let board: Int
     public let link: SplitflapLink

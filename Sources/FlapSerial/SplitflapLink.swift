@@ -7,6 +7,7 @@ import Synchronization
 /// newer wish replaces one not yet sent. When the port fails (a USB adapter unplugged) it is
 /// reopened every second, and the whole wanted state sent again (a resync). Runs on a thread of
 /// its own; reports what the display says of its modules (home errors, counters) in `counters`.
+/// (`@unchecked Sendable`: its state is in the `shared` Mutex, the thread's handle in a Mutex.)
 public final class SplitflapLink: @unchecked Sendable {
     /// What the link has seen.
     public struct Counters: Sendable, Equatable {

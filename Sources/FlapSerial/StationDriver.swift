@@ -7,6 +7,8 @@ import Synchronization
 /// module is told its flap at its cascade instant, or as soon after as the bus allows (an Omega
 /// message takes ~52 ms with its break). Nothing is acknowledged, so every module's flap is sent
 /// again whenever the port opens — at start and after the adapter comes back.
+/// (`@unchecked Sendable`: the targets and the queue under `lock`, counters and the thread's
+/// handle in Mutexes.)
 public final class StationDriver: MovePlanSink, @unchecked Sendable {
     /// What has happened on the bus.
     public struct Counters: Sendable, Equatable {
