@@ -6,7 +6,7 @@ import FlapClock
 import Foundation
 
 /// How many flips every module has made, so that wear can be seen (`/status`, `/metrics`). The
-/// conductor's thread adds one per fired flip — no system call, no allocation — to a counter of
+/// conductor's thread adds one per fired flip (a homing turn's landing: the flaps it passed) — no system call, no allocation — to a counter of
 /// the module's own. With a state folder the counters live in a memory-mapped file
 /// (`flips.bin`: "FLAPCNT1", then per board its rows × cols counts, 64-bit), flushed with the
 /// state file, so they add up across restarts; without one they count from this start. Each
@@ -51,7 +51,7 @@ public final class FlipCounter: FlipObserver, @unchecked Sendable {
 
     public func flip(_ event: FlipEvent) {
         guard offsets.indices.contains(event.board) else { return }
-        SharedCounter.add(1, to: base + offsets[event.board] + event.row * sizes[event.board].cols + event.col)
+        SharedCounter.add(UInt64(max(0, event.flaps)), to: base + offsets[event.board] + event.row * sizes[event.board].cols + event.col)
     }
 
     public func settled(board: Int, transition: Int, frame: Frame) {}

@@ -71,15 +71,14 @@ public struct GPIOBoards: Sendable {
         }
     }
 
-    /// Homes every module of every board with home sensors, with the offsets saved now.
-    /// Returns the ids of the boards homing.
+    /// Homes every module of every board with home sensors, with the offsets saved now, on the
+    /// conductor's timeline (`Conductor.home`). Returns the ids of the boards homing.
     @discardableResult
-    package func homeAll() -> [String] {
-        drivers.filter { $0.config.home != nil }.map { d in
+    package func homeAll(on conductor: Conductor) -> [String] {
+        drivers.filter { $0.config.home != nil }.compactMap { d in
             let id = ids[d.board]
             d.driver.setOffsets(offsets(board: id, modules: d.driver.moduleCount))
-            d.driver.homeAll()
-            return id
+            return conductor.home(board: d.board) > 0 ? id : nil
         }
     }
 
@@ -87,12 +86,14 @@ public struct GPIOBoards: Sendable {
 
     /// Starts every board with the flaps its modules should show and stand on (LED boards
     /// show the glyphs `shown` gives); boards that home at start do.
-    package func start(targets: (Int) -> [UInt8]?, positions: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads) {
+    /// Homing goes through `conductor`, on the board's timeline.
+    package func start(targets: (Int) -> [UInt8]?, positions: (Int) -> [UInt8]?, shown: (Int) -> [Glyph], threads: TimingThreads,
+                       conductor: Conductor) {
         for d in leds { d.driver.start(glyphs: shown(d.board), threads: threads) }
         for d in drivers {
             d.driver.start(targets: targets(d.board), positions: positions(d.board), threads: threads)
-            if d.config.home?.atStart == true { d.driver.homeAll() } else if d.config.home != nil {
-                let n = d.driver.homeUncertain()
+            if d.config.home?.atStart == true { conductor.home(board: d.board) } else if d.config.home != nil {
+                let n = conductor.home(board: d.board, modules: d.driver.uncertainModules)
                 if n > 0 { logger.notice("homing the modules whose place the step journal did not know", metadata: ["board": "\(ids[d.board])", "modules": "\(n)"]) }
             }
         }

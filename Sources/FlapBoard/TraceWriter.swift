@@ -4,7 +4,8 @@ import FlapTiming
 import Foundation
 
 /// Writes one JSON line per fired flip — its board, module, glyph, planned and actual instants
-/// (milliseconds from its transition's start) and lateness — from a thread of its own.
+/// (milliseconds from its transition's start) and lateness; a homing turn's landing adds
+/// `"homed":true` and the flaps it passed — from a thread of its own.
 public final class TraceWriter: FlipObserver {
     private let queue: OutputQueue<FlipEvent>
     /// The file written (nil when tracing to stderr), closed by `finish`.
@@ -30,7 +31,8 @@ public final class TraceWriter: FlipObserver {
         let glyph = e.glyph.text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         return "{\"board\":\"\(boardID)\",\"transition\":\(e.transition),\"row\":\(e.row),\"col\":\(e.col),"
             + "\"flip\":\(e.flip),\"glyph\":\"\(glyph)\",\"planned_ms\":\(ms(e.planned)),"
-            + "\"actual_ms\":\(ms(e.actual)),\"late_us\":\((e.actual - e.planned) / 1000),\"actual_ns\":\(e.actual)}"
+            + "\"actual_ms\":\(ms(e.actual)),\"late_us\":\((e.actual - e.planned) / 1000),\"actual_ns\":\(e.actual)"
+            + (e.homed ? ",\"homed\":true,\"flaps\":\(e.flaps)}" : "}")
     }
 
     public func flip(_ event: FlipEvent) { queue.push(event) }

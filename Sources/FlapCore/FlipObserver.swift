@@ -15,12 +15,18 @@ public struct FlipEvent: Sendable {
     public var transitionStart: Int64
     public var planned: Int64
     public var actual: Int64
+    /// The end of a homing turn (`Conductor.home`): the module has found its magnet and stands
+    /// on `glyph`; its turn passed `flaps` flaps (0: it found none and is left still, faulty).
+    /// Every other event is one flip: `homed` false, `flaps` 1.
+    public var homed: Bool
+    public var flaps: Int
 
     public init(board: Int, row: Int, col: Int, flip: Int, glyph: Glyph, transition: Int,
-                transitionStart: Int64, planned: Int64, actual: Int64) {
+                transitionStart: Int64, planned: Int64, actual: Int64, homed: Bool = false, flaps: Int = 1) {
         self.board = board; self.row = row; self.col = col; self.flip = flip; self.glyph = glyph
         self.transition = transition; self.transitionStart = transitionStart
         self.planned = planned; self.actual = actual
+        self.homed = homed; self.flaps = flaps
     }
 }
 
@@ -35,6 +41,15 @@ public protocol FlipObserver: AnyObject, Sendable {
     func flip(_ event: FlipEvent)
     /// Every module of a board has finished its flips; `frame` is what it now shows.
     func settled(board: Int, transition: Int, frame: Frame)
+    /// Modules of a board began homing turns (`Conductor.home`), transition `transition`: the
+    /// board is moving until each has landed (a `homed` flip event) and it settles. Called from
+    /// the thread that asked to home, not the conductor's. Most observers need only the
+    /// landings (the default ignores it).
+    func homing(board: Int, transition: Int, modules: [Int])
+}
+
+extension FlipObserver {
+    public func homing(board: Int, transition: Int, modules: [Int]) {}
 }
 
 /// An output that must know flips ahead of time — sound, whose samples are written tens of
@@ -63,4 +78,21 @@ public protocol MovePlanSink: AnyObject, Sendable {
     /// The board stops at `instant` (monotonic ns): each module finishes the flip it has
     /// started by then and goes no further.
     func finish(board: Int, at instant: Int64)
+    /// Homes those of `modules` (row-major) that it can — each turns to its magnet, on by its
+    /// offset to flap 0 and on to the flap it should show (its newest plan's) — and returns
+    /// them; `report` hears each one's end. A module homing takes no plan's steps until it has
+    /// landed. Outputs without home sensors home nothing (the default).
+    func home(board: Int, modules: [Int], report: any HomingReport) -> [Int]
+}
+
+extension MovePlanSink {
+    public func home(board: Int, modules: [Int], report: any HomingReport) -> [Int] { [] }
+}
+
+/// Hears where homing turns end (`MovePlanSink.home`): the conductor, which puts each on the
+/// board's timeline. Called from the output's thread, with none of its locks held.
+public protocol HomingReport: AnyObject, Sendable {
+    /// Module `module` of `board` ended its homing turn on drum index `flap` (nil: it found no
+    /// magnet and is left still, faulty) after passing `flaps` flaps.
+    func landed(board: Int, module: Int, flap: Int?, flaps: Int)
 }

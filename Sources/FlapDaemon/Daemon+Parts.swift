@@ -77,7 +77,7 @@ struct OutputsPart: DaemonPart {
             serial.start(positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) }, threads: threads)
             gpio.start(targets: { config.boards[$0].drum.indices(of: wall.target(board: $0)) },
                        positions: { config.boards[$0].drum.indices(of: wall.conductor.frame(board: $0)) },
-                       shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads)
+                       shown: { wall.conductor.frame(board: $0).glyphs }, threads: threads, conductor: wall.conductor)
         }
     }
 

@@ -55,9 +55,47 @@ extension GPIODriver {
         return homes?.map { ModuleHealth(state: $0.state, missed: $0.missed, unexpected: $0.unexpected, failures: $0.failures) }
     }
 
+    /// Homes those of `modules` that are not faulty, for the conductor (`Conductor.home`, which
+    /// puts homing on the board's timeline): as `homeAll`, and each module's landing is reported
+    /// to `report` once it is released — its flap, and the flaps its turn passed.
+    public func home(board: Int, modules: [Int], report: any HomingReport) -> [Int] {
+        guard board == self.board else { return [] }
+        lock.lock()
+        defer { lock.unlock() }
+        guard homes != nil else { return [] }
+        let chosen = modules.filter { target.indices.contains($0) && homes?[$0].state != .faulty }
+        homingReport = report
+        for m in chosen {
+            landingDue.insert(m)
+            homingSteps[m] = 0
+            if !homingQueue.contains(m) && homes?[m].state != .homing { homingQueue.append(m) }
+        }
+        pumpHoming(now: MonotonicClock.now())
+        lock.broadcast()
+        return chosen
+    }
+
+    /// The modules whose place the step journal did not know exactly (a kill or power cut caught
+    /// them in a homing turn, or between a step's write and its store: in flight), and that a
+    /// home sensor can find; the daemon homes them at start (`Conductor.home`).
+    public var uncertainModules: [Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        return uncertain()
+    }
+
+    /// Caller holds the lock.
+    private func uncertain() -> [Int] {
+        guard homes != nil, let journal, let restored = journal.restored else { return [] }
+        let inFlight = journal.restoredInFlight
+        return target.indices.filter { (restored[$0] == nil || inFlight.contains($0)) && homes?[$0].state != .faulty }
+    }
+
     /// Homes every module that is not faulty: each turns forward to its magnet, on by its offset
     /// to flap 0, and on to the flap it should show — so the board ends as it was meant to be.
-    /// Modules of a power group start in turn, never more turning at once than it allows.
+    /// Modules of a power group start in turn, never more turning at once than it allows. (The
+    /// daemon homes through the conductor, `home(board:modules:report:)`; this and
+    /// `homeUncertain` are the driver's own, for its tests.)
     public func homeAll() {
         lock.lock()
         defer { lock.unlock() }
@@ -73,9 +111,8 @@ extension GPIODriver {
     public func homeUncertain() -> Int {
         lock.lock()
         defer { lock.unlock() }
-        guard homes != nil, let journal, let restored = journal.restored else { return 0 }
-        let inFlight = journal.restoredInFlight
-        homingQueue = target.indices.filter { (restored[$0] == nil || inFlight.contains($0)) && homes?[$0].state != .faulty }
+        homingQueue = uncertain()
+        guard !homingQueue.isEmpty else { return 0 }
         pumpHoming(now: MonotonicClock.now())
         lock.broadcast()
         return homingQueue.count + target.indices.filter { homes?[$0].state == .homing }.count

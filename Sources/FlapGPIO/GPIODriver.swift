@@ -69,6 +69,13 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Modules waiting for room in their power group to home, and the groups.
     var homingQueue: [Int] = []
     var homingGroups: [PowerGroup] = []
+    /// Homing turns the conductor asked for (`home(board:modules:report:)`): each is reported
+    /// to it once its module is released, with the steps its turn took.
+    var homingReport: (any HomingReport)?
+    var landingDue: Set<Int> = []
+    var homingSteps: [Int]
+    /// Landings gathered under the lock, reported by the step thread once it lets go.
+    var landings: [(module: Int, flap: Int?, flaps: Int)] = []
 
     /// `flip`: the board's flip interval, the pace of homing turns until a plan says otherwise.
     public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry, flip: Int64 = 120_000_000,
@@ -85,6 +92,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         flips = Array(repeating: [], count: rows * cols)
         lastStep = Array(repeating: .min, count: rows * cols)
         place = Array(repeating: nil, count: rows * cols)
+        homingSteps = Array(repeating: 0, count: rows * cols)
         lastFlip = flip
     }
 
@@ -282,6 +290,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             let journal = self.journal
             writing = true
             let said = takeNotes()
+            let landed = landings, report = homingReport
+            landings = []
             lock.unlock()
             var failed: [String] = []
             for (i, levels) in writes.enumerated() {
@@ -294,6 +304,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             }
             // Logged once the round's writes are on the lines: a note never delays a step.
             for note in said + failed { log(note) }
+            for l in landed { report?.landed(board: board, module: l.module, flap: l.flap, flaps: l.flaps) }
             lock.lock()
             writing = false
             counters.writes += writes.count
@@ -326,6 +337,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             if let r = releases[m] { releases[m] = max(r, now + stepInterval) }
             place[m] = place[m].map { ($0 + 1) % geometry.stepsPerRevolution }
             counters.steps += 1
+            if landingDue.contains(m) { homingSteps[m] += 1 }
             if let event = homes?[m].stepped(at: now) { handle(event, module: m, now: now) }
             counters.maxLateMicros = max(counters.maxLateMicros, (now - t) / 1000)
             stepLate.record(now - t)
@@ -341,6 +353,11 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         let releasing = releases.filter { $0.value <= now && pending[$0.key].isEmpty && !pulsing.contains($0.key) }.map(\.key).sorted()
         if !releasing.isEmpty {
             for m in releasing { releases[m] = nil }
+            // A homing turn the conductor asked for is over once its module is released.
+            for m in releasing where landingDue.contains(m) && homes?[m].state != .homing && !homingQueue.contains(m) {
+                landingDue.remove(m)
+                landings.append((m, place[m].map { geometry.flap(finishing: $0).flap }, homingSteps[m] * geometry.flaps / geometry.stepsPerRevolution))
+            }
             out += engine.release(releasing)
             pumpHoming(now: now)
             if releases.isEmpty, pending.allSatisfy(\.isEmpty), enabled {

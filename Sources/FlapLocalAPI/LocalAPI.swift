@@ -53,7 +53,7 @@ public enum LocalAPI {
             case (.GET, "/metrics"):
                 return Response(status: 200, contentType: "text/plain; version=0.0.4", body: Array(status.prometheus().utf8))
             case (.POST, "/home"):
-                let boards = await BlockingWork.run { status.gpio.homeAll() }  // reads calibration.json
+                let boards = await BlockingWork.run { status.gpio.homeAll(on: wall.conductor) }  // reads calibration.json
                 return boards.isEmpty ? json(409, ["error": "no board has home sensors (gpio.home)"]) : json(202, ["homing": boards])
             case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)

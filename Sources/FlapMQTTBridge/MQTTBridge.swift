@@ -118,7 +118,7 @@ package final class MQTTBridge: Service, Sendable {
             }
         case .home(let payload):
             guard payload == Array("PRESS".utf8) else { return refuse(client, device.homePress, "expected PRESS") }
-            let boards = await BlockingWork.run { [status] in status.gpio.homeAll() }
+            let boards = await BlockingWork.run { [status, wall] in status.gpio.homeAll(on: wall.conductor) }
             if boards.isEmpty { refuse(client, device.homePress, "no board has home sensors (gpio.home)") } else {
                 logger.notice("MQTT: homing", metadata: ["boards": "\(boards)"])
             }

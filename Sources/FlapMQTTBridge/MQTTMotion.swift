@@ -21,6 +21,12 @@ public final class MQTTMotion: FlipObserver, Sendable {
 
     public func settled(board: Int, transition: Int, frame: Frame) { nudge.signal() }
 
+    /// A board began homing: it is moving (`moving` ON) until it settles.
+    public func homing(board: Int, transition: Int, modules: [Int]) {
+        flipped.bitwiseOr(UInt64(1) << UInt64(min(board, 63)), ordering: .relaxed)
+        nudge.signal()
+    }
+
     /// The boards that flipped since the last call, as a bit set.
     func takeFlipped() -> UInt64 { flipped.exchange(0, ordering: .relaxed) }
 }

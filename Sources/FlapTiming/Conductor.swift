@@ -7,7 +7,7 @@ import Synchronization
 /// CLOCK_MONOTONIC and fires every flip at its 90° instant to the drivers; boards keep the
 /// position of every module as the flips actually fired, so that a new target re-plans from
 /// where each module physically is (a flip in progress finishes first).
-public final class Conductor: Sendable {
+public final class Conductor: HomingReport, Sendable {
     /// One board the conductor drives.
     public struct Board: Sendable {
         public var rows: Int
@@ -114,7 +114,7 @@ public final class Conductor: Sendable {
         exited.wait()
         state.withLock { s in
             s.heap.removeAll { _ in true }
-            for b in s.tracks.indices { s.tracks[b].pending = 0 }
+            for b in s.tracks.indices { s.tracks[b].pending = 0; s.tracks[b].homing = [] }
         }
         let fd = wakeLatencyRequest.exchange(-1, ordering: .acquiringAndReleasing)
         if fd >= 0 { RealtimeSetup.release(fd) }
@@ -136,19 +136,20 @@ public final class Conductor: Sendable {
     /// board's). A flip in progress finishes first; flips not yet started are replaced.
     @discardableResult
     public func play(board: Int, target: [UInt8], start: Int64? = nil, style: TransitionStyle? = nil) -> Transition {
-        let (transition, nothingMoves, frame, signal, kept) = state.withLock { s in
+        let (transition, nothingMoves, frame, signal, kept, homing) = state.withLock { s in
             let t0 = start ?? MonotonicClock.now()
             let (plan, kept) = s.replan(board: board, target: target, t0: t0, style: style)
             let track = s.tracks[board]
             let signal = s.idle && track.pending > 0
             if signal { s.idle = false }
-            return (Transition(plan: plan, number: track.transition, start: t0), track.pending == 0, track.frame, signal, kept)
+            return (Transition(plan: plan, number: track.transition, start: t0), track.pending == 0, track.frame, signal, kept, track.homing)
         }
         if signal { wake.signal() }
         if !clackSinks.isEmpty {
             let flip = transition.plan.timing.flip
+            let cols = transition.plan.cols
             var clacks = kept
-            for m in transition.plan.moves {
+            for m in transition.plan.moves where !homing.contains(Int(m.row) * cols + Int(m.col)) {
                 for k in 0..<Int(m.flips) { clacks.append(transition.start + m.clack(k, flip: flip)) }
             }
             for sink in clackSinks { sink.schedule(board: board, clacks: clacks, since: transition.start) }
@@ -158,6 +159,61 @@ public final class Conductor: Sendable {
             for d in drivers { d.settled(board: board, transition: transition.number, frame: frame) }
         }
         return transition
+    }
+
+    /// Homes `modules` of a board (row-major; nil: every module) that its outputs can home — a
+    /// transition of its own on the board's timeline: the board is moving until each has landed,
+    /// each landing fires as a flip event (`homed`, with the flaps its turn passed: the trace,
+    /// the journal, the page, MQTT and the flip counts see it), and the board settles once the
+    /// last has landed and its other flips are done. A new target meanwhile plans no flip for a
+    /// homing module; its output takes it to the newest target. Returns how many modules home.
+    @discardableResult
+    public func home(board: Int, modules: [Int]? = nil) -> Int {
+        let count = state.withLock { $0.tracks[board].positions.count }
+        let asked = (modules ?? Array(0..<count)).filter { (0..<count).contains($0) }
+        // Counted as homing before the outputs start them (a landing can come at once); those
+        // no output homes are let go after.
+        let added = state.withLock { s in
+            let new = asked.filter { !s.tracks[board].homing.contains($0) }
+            s.tracks[board].homing.formUnion(new)
+            s.tracks[board].pending += new.count
+            if !new.isEmpty {
+                s.tracks[board].transition += 1
+                s.tracks[board].transitionStart = MonotonicClock.now()
+            }
+            return new
+        }
+        guard !added.isEmpty else { return 0 }
+        var homed = Set<Int>()
+        for sink in planSinks { homed.formUnion(sink.home(board: board, modules: added, report: self)) }
+        let (settledNow, number, frame) = state.withLock { s in
+            let none = added.filter { !homed.contains($0) && s.tracks[board].homing.contains($0) }
+            s.tracks[board].homing.subtract(none)
+            s.tracks[board].pending -= none.count
+            return (!none.isEmpty && s.tracks[board].pending == 0, s.tracks[board].transition, s.tracks[board].frame)
+        }
+        if !homed.isEmpty {
+            for d in drivers { d.homing(board: board, transition: number, modules: homed.sorted()) }
+        }
+        if settledNow {
+            for d in drivers { d.settled(board: board, transition: number, frame: frame) }
+        }
+        return homed.count
+    }
+
+    /// A homing turn ended (`HomingReport`): the landing fires on the conductor's thread, now.
+    public func landed(board: Int, module: Int, flap: Int?, flaps: Int) {
+        let signal = state.withLock { s in
+            guard s.tracks.indices.contains(board), s.tracks[board].homing.remove(module) != nil else { return false }
+            let landing = flap.flatMap { s.tracks[board].board.drum.glyphs.indices.contains($0) ? $0 : nil }
+                ?? Int(s.tracks[board].positions[module])
+            s.heap.push(TimedFlip(instant: MonotonicClock.now(), board: Int32(board), module: Int32(module), flip: 0, remaining: 0,
+                                  direction: 1, landing: Int16(landing), flaps: Int32(flap == nil ? 0 : flaps)))
+            let signal = s.idle
+            s.idle = false
+            return signal
+        }
+        if signal { wake.signal() }
     }
 
     /// Sets where a board's modules are (drum indices, row-major) — a restored state — without
@@ -181,7 +237,7 @@ public final class Conductor: Sendable {
     /// What the board shows now (flips fired so far).
     public func frame(board: Int) -> Frame { state.withLock { $0.tracks[board].frame } }
 
-    /// Whether the board has flips still to fire.
+    /// Whether the board has flips still to fire or modules homing.
     public func isMoving(board: Int) -> Bool { state.withLock { $0.tracks[board].pending > 0 } }
 
     /// Lateness of every event fired so far.

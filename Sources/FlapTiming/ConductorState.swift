@@ -9,6 +9,10 @@ struct TimedFlip {
     var flip: Int32
     var remaining: Int32
     var direction: Int8
+    /// A homing turn's end (`Conductor.landed`): the drum index the module landed on, and the
+    /// flaps its turn passed; -1 for a flip.
+    var landing: Int16 = -1
+    var flaps: Int32 = 1
 }
 
 /// A board as the conductor sees it.
@@ -19,6 +23,9 @@ struct Track {
     /// When each module's last fired flip ends (monotonic ns).
     var busyUntil: [Int64]
     var pending = 0
+    /// Modules in a homing turn (`Conductor.home`): counted in `pending` until they land, and
+    /// planned for by no flip — their output takes them to their newest target.
+    var homing: Set<Int> = []
     var transition = 0
     var transitionStart: Int64 = 0
 
@@ -46,7 +53,8 @@ struct ConductorState: ~Copyable {
 
     /// Replaces the board's pending flips by a plan from where its modules are at t0: a flip in
     /// progress goes on and its module is free when it ends; every other module is free at t0.
-    /// Returns the plan and the 90° instants of the flips in progress.
+    /// Returns the plan and the 90° instants of the flips in progress. A homing module's move
+    /// stays in the plan (its output learns the flap to land on) but fires no flip here.
     mutating func replan(board b: Int, target: [UInt8], t0: Int64, style: TransitionStyle? = nil) -> (FlipPlan, [Int64]) {
         var track = tracks[b]
         let flip = track.board.timing.flip
@@ -75,19 +83,22 @@ struct ConductorState: ~Copyable {
         let plan = Planner.plan(rows: track.board.rows, cols: track.board.cols, from: states, to: target,
                                 drum: track.board.drum, timing: track.board.timing, motion: track.board.motion,
                                 style: style ?? track.board.style)
-        for move in plan.moves {
+        var moving = 0
+        for move in plan.moves where !track.homing.contains(Int(move.row) * track.board.cols + Int(move.col)) {
             heap.push(TimedFlip(instant: t0 + move.clack(0, flip: flip), board: Int32(b),
                                 module: move.row * Int32(track.board.cols) + move.col,
                                 flip: 0, remaining: move.flips - 1, direction: move.direction))
+            moving += 1
         }
-        track.pending = kept.count + plan.moves.count
+        track.pending = kept.count + moving + track.homing.count
         track.transition += 1
         track.transitionStart = t0
         tracks[b] = track
         return (plan, kept)
     }
 
-    /// Drops the board's flips not yet started; the flips in progress go on. Returns how many.
+    /// Drops the board's flips not yet started, and its homing turns from the timeline; the flips
+    /// in progress go on. Returns how many.
     mutating func hold(board b: Int, at now: Int64) -> Int {
         let flip = tracks[b].board.timing.flip
         var kept = 0
@@ -98,6 +109,9 @@ struct ConductorState: ~Copyable {
             kept += 1
             return false
         }
+        // Homing turns are the outputs' to finish at a stop (their drain waits for them); what is
+        // saved is where they leave the modules (`adoptOutputPositions`).
+        tracks[b].homing = []
         tracks[b].pending = kept
         return kept
     }
@@ -110,7 +124,7 @@ struct ConductorState: ~Copyable {
             let b = Int(e.board), m = Int(e.module)
             let flip = tracks[b].board.timing.flip
             let n = tracks[b].board.drum.count
-            let position = (Int(tracks[b].positions[m]) + Int(e.direction) + n) % n
+            let position = e.landing >= 0 ? Int(e.landing) : (Int(tracks[b].positions[m]) + Int(e.direction) + n) % n
             tracks[b].positions[m] = UInt8(position)
             tracks[b].busyUntil[m] = e.instant + flip / 2
             histogram.record(now - e.instant)
@@ -118,7 +132,8 @@ struct ConductorState: ~Copyable {
             events.append(FlipEvent(
                 board: b, row: m / cols, col: m % cols, flip: Int(e.flip),
                 glyph: tracks[b].board.drum.glyphs[position], transition: tracks[b].transition,
-                transitionStart: tracks[b].transitionStart, planned: e.instant, actual: now))
+                transitionStart: tracks[b].transitionStart, planned: e.instant, actual: now,
+                homed: e.landing >= 0, flaps: Int(e.flaps)))
             if e.remaining > 0 {
                 var next = e
                 next.instant += flip

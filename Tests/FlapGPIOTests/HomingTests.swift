@@ -201,6 +201,38 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         #expect(drum.positions == [52, 8] && drum.log.allSatisfy { $0 == 0 }, "\(drum.positions) \(drum.log)")
     }
 
+    /// Issue 34, item 2: homing asked of the conductor is played by the driver and lands on the
+    /// timeline — one `homed` event per module with the flap it stands on and the flaps its turn
+    /// passed, then the board settles where the motors are.
+    @Test func homingThroughTheConductorLandsOnItsTimeline() async throws {
+        final class Events: FlipObserver {
+            let all = Mutex<[FlipEvent]>([])
+            let settled = Mutex<[Frame]>([])
+            func flip(_ event: FlipEvent) { all.withLock { $0.append(event) } }
+            func settled(board: Int, transition: Int, frame: Frame) { settled.withLock { $0.append(frame) } }
+        }
+        let two = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2], pulseNanos: 1_000_000)))
+        let drum = SimulatedDrum(steps: 40, magnet: 0, positions: [17, 30])
+        let driver = GPIODriver(board: 0, rows: 1, cols: 2, wiring: two, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [5, 5]))
+        let events = Events()
+        let conductor = Conductor(boards: [.init(rows: 1, cols: 2, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0),
+                                                 motion: .forward)], drivers: [events], planSinks: [driver])
+        _ = conductor.start()
+        driver.start(targets: [3, 3])
+        defer { driver.stop(); conductor.stop() }
+        #expect(conductor.home(board: 0) == 2)
+        #expect(await eventually { events.settled.withLock { !$0.isEmpty } })
+        let landed = events.all.withLock { $0 }
+        // Module 0: 23 steps to its magnet, 5 to flap 0, 12 to flap 3 (40 steps: 10 flaps);
+        // module 1: 10, 5 and 12 (27 steps: 6 flaps).
+        #expect(landed.count == 2 && landed.allSatisfy(\.homed))
+        #expect(landed.sorted { $0.col < $1.col }.map(\.flaps) == [10, 6], "\(landed.map(\.flaps))")
+        #expect(landed.allSatisfy { Drum.standard.index(of: $0.glyph) == 3 })
+        #expect(drum.positions == [57, 57] && !conductor.isMoving(board: 0))
+        #expect(conductor.frame(board: 0).glyphs.map(\.text).joined() == "CC")
+    }
+
     /// Two step/dir modules with home sensors on `drum` (offsets of 4 steps), restarted on
     /// `journal` with flap 2 to show.
     func restarted(on journal: StepJournal, drum: SimulatedDrum) -> GPIODriver {
