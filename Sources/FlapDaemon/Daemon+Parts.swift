@@ -106,7 +106,11 @@ struct ConductorPart: DaemonPart {
     let heartbeat: Conductor.Heartbeat?
     var name: String { "conductor" }
 
-    func start() { wall.conductor.start(threads: threads, heartbeat: heartbeat) }
+    /// Waits for the thread to have taken its real-time class and memory lock (`mlockall` can
+    /// take a while): on a thread of its own, not an async executor.
+    func start() async {
+        await onThread(named: "conductor start") { [self] in wall.conductor.start(threads: threads, heartbeat: heartbeat) }
+    }
 
     func stop() async {
         await onThread(named: "conductor stop") { [self] in

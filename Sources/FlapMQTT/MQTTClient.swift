@@ -139,12 +139,13 @@ public final class MQTTClient: Sendable {
     }
 
     /// Says goodbye (the broker then does not publish the will) and stops the network thread,
-    /// waiting at most `within` seconds for queued messages to leave.
+    /// waiting at most `within` seconds (monotonic) for queued messages to leave. Blocks: call it
+    /// off the async executors.
     public func stop(within seconds: Double = 2) {
         guard started.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         // QoS 1 messages still in flight: give them the time they need, no more.
-        while mosquitto_want_write(handle), Date() < deadline { usleep(10_000) }
+        while mosquitto_want_write(handle), ContinuousClock.now < deadline { usleep(10_000) }
         mosquitto_disconnect(handle)
         mosquitto_loop_stop(handle, false)
     }

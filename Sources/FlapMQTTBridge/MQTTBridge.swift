@@ -87,9 +87,12 @@ package final class MQTTBridge: Service, Sendable {
             try? await gracefulShutdown()
             inbox.finish()
         }
-        // A goodbye: the will is for a flapd gone without one.
-        client.publish(.init(topic: device.availability, "offline", retain: true))
-        client.stop()
+        // A goodbye: the will is for a flapd gone without one. (Its wait for the broker is
+        // blocking: on a thread of its own.)
+        await onThread(named: "flapd-mqtt-stop") { [device] in
+            client.publish(.init(topic: device.availability, "offline", retain: true))
+            client.stop()
+        }
         logger.info("MQTT: said offline and disconnected")
     }
 
