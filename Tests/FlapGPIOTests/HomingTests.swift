@@ -233,6 +233,33 @@ final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
         #expect(conductor.frame(board: 0).glyphs.map(\.text).joined() == "CC")
     }
 
+    /// Issue 34, item 2: a stop (SIGTERM) during a homing turn takes it off the timeline, and the
+    /// driver's drain finishes it: the step journal then holds the module's place exactly, on
+    /// the flap it was homing to, none in flight.
+    @Test func aStopDuringHomingLeavesTheJournalExact() async throws {
+        let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
+        driver.attach(.init(inputs: drum, offsets: [5]))
+        driver.attach(journal: try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 40)))
+        let conductor = Conductor(boards: [.init(rows: 1, cols: 1, drum: .standard, timing: FlipTiming(flipMs: 50, columnStaggerMs: 0, rowStaggerMs: 0),
+                                                 motion: .forward)], drivers: [], planSinks: [driver])
+        _ = conductor.start()
+        driver.start(targets: [3])
+        #expect(conductor.home(board: 0) == 1)
+        #expect(await eventually { driver.stats.steps >= 5 })
+        // The daemon's stop: flips in progress finish, the rest is dropped; then the outputs stop.
+        conductor.finishFlipsInProgress()
+        #expect(!conductor.isMoving(board: 0), "a stop waits for no homing turn")
+        await offPool { driver.stop() }
+        conductor.stop()
+        // 23 steps to the magnet, 5 to flap 0, 12 to flap 3: on flap 3's edge, as the journal says.
+        #expect(drum.position == 57)
+        let reopened = try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 40))
+        #expect(reopened.restored == [geometry.boundary(3)] && reopened.restoredInFlight.isEmpty, "\(String(describing: reopened.restored))")
+    }
+
     /// Two step/dir modules with home sensors on `drum` (offsets of 4 steps), restarted on
     /// `journal` with flap 2 to show.
     func restarted(on journal: StepJournal, drum: SimulatedDrum) -> GPIODriver {
