@@ -46,7 +46,7 @@ public struct SerialOutputs: Sendable {
                 flapbuses.append(driver)
             case .krone, .omega:
                 stations.append(StationDriver(board: i, cols: b.cols, addresses: serial.addresses,
-                                              bus: StationBus(rawValue: b.output.rawValue)!, open: open, log: log,
+                                              bus: b.output == .krone ? .krone : .omega, open: open, log: log,
                                               onSent: { sent(i, $0, $1) }))
             case .virtual, .gpio:
                 break

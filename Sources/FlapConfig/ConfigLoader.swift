@@ -237,7 +237,7 @@ public enum ConfigLoader {
             b.serial?.homeAtStart = home
             b.serial?.statusSeconds = status
         case .krone, .omega:
-            let bus = SerialBus(rawValue: b.output.rawValue)!
+            let bus: SerialBus = b.output == .krone ? .krone : .omega
             b.serial = serial(node.child("serial"), defaultBaud: bus.line.baud, defaultRetry: bus.retryMilliseconds,
                               defaultParity: bus.line.parity, modules: b.rows * b.cols)
         case .virtual, .gpio:

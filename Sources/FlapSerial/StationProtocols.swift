@@ -57,5 +57,10 @@ public enum StationBus: String, Sendable, CaseIterable {
     public var breakMilliseconds: Int { self == .omega ? OmegaRS485.breakMilliseconds : 0 }
 
     /// The line the modules expect.
-    public var settings: SerialLineSettings { SerialBus(rawValue: rawValue)!.line }
+    public var settings: SerialLineSettings {
+        switch self {
+        case .krone: SerialBus.krone.line
+        case .omega: SerialBus.omega.line
+        }
+    }
 }
