@@ -159,6 +159,19 @@ public final class FlapdProcess: @unchecked Sendable {
     /// Sends SIGTERM.
     public func terminate() { kill(pid, SIGTERM) }
 
+    /// Every thread's stack of the running process (gdb's `thread apply all bt`), for a failure
+    /// whose cause is inside it (a process that stopped making progress); what gdb could not
+    /// do otherwise. (CI installs gdb; `./setup --test` does not.)
+    public func threadStacks() async -> String {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "(no gdb: apt-get install gdb for the stacks)" }
+        guard let gdb = try? FlapdProcess(["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 25"], executable: "/usr/bin/gdb") else {
+            return "(gdb did not start)"
+        }
+        _ = await gdb.waitForExit()
+        let lines = gdb.stdout.split(separator: "\n").filter { $0.hasPrefix("Thread") || $0.hasPrefix("#") }
+        return lines.prefix(600).joined(separator: "\n")
+    }
+
     /// The local API's port, from the start-up log line.
     public func blockingAPIPort() -> Int? {
         var port: Int?
