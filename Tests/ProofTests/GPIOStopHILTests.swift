@@ -151,21 +151,31 @@ import Testing
     /// device, and the state saved at the end says the same.
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aKillMidTransitionThenARestartLandsEveryLEDModuleOnTheNewGlyph() async throws {
-        guard let (console, first, second) = try await twoRuns(Self.max7219, "ledkill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
-                                                               stepsPerRevolution: 0, first: "+++", second: "BAB",
-                                                               record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
-            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
-            while [ $i -lt $n ]; do i=$((i + 1)); done
-            kill -KILL $f; wait $f
-            echo "KILLED after $n"
-            """) else { return }
-        #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
-        let plus = LEDFont.rows(Drum.standard.glyphs[39])
-        let atKill = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
-        #expect(atKill.contains { $0 != plus }, "the kill came mid-transition: the chain's last frame \(atKill)")
-        let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
-        #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
-        #expect(Self.saved("SAVED-AGAIN", console) == [2, 1, 2], "\(console)")
+        // A starved guest can be killed after the transition has ended (stress-ng, da53684: the
+        // chain's last frame was "+++"), which says nothing of a kill mid-transition: the scene
+        // is set up again, up to 3 times, as for the stop.
+        for attempt in 1...3 {
+            guard let (console, first, second) = try await twoRuns(Self.max7219, "ledkill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                                   stepsPerRevolution: 0, first: "+++", second: "BAB",
+                                                                   record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
+                n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
+                while [ $i -lt $n ]; do i=$((i + 1)); done
+                kill -KILL $f; wait $f
+                echo "KILLED after $n"
+                """) else { return }
+            #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
+            let plus = LEDFont.rows(Drum.standard.glyphs[39])
+            let atKill = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
+            print("ledkill: attempt \(attempt) killed with the chain's last frame \(atKill.map { $0 == plus ? "+" : "…" })")
+            guard atKill.contains(where: { $0 != plus }) else {
+                if attempt == 3 { Issue.record("in 3 attempts the kill never came mid-transition: the chain's last frame \(atKill)") }
+                continue
+            }
+            let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
+            #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
+            #expect(Self.saved("SAVED-AGAIN", console) == [2, 1, 2], "\(console)")
+            return
+        }
     }
 
     /// A chain of three MAX7219s on the simulator's first three lines.
