@@ -18,6 +18,16 @@ import TestWaits
         await eventually { savedPositions(dir).map(condition) ?? false }
     }
 
+    /// `waitForSaved`, then `act` at once on the poll's own thread (a kill or a stop that must
+    /// come mid-transition: a test task resumed after a wait can wait seconds for a pool thread).
+    func whenSaved(_ dir: String, _ condition: @escaping @Sendable ([Int]) -> Bool, then act: @escaping @Sendable () -> Void) async -> Bool {
+        await offPool {
+            let saved = poll { savedPositions(dir).map(condition) ?? false }
+            act()
+            return saved
+        }
+    }
+
     func post(_ body: String, port: Int) async throws -> [String: Any] {
         let answer = try await http("POST", port: port, body: Data(body.utf8))
         #expect(answer.status == 201)
@@ -66,8 +76,8 @@ import TestWaits
         let body = String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self)
         #expect(try await post(body, port: port)["flips"] as? Int == 39 * 132)
         // Kill once the state file shows flaps on their way (it is saved every second while moving).
-        #expect(await waitForSaved(dir) { $0.contains { $0 != 0 } })
-        kill(first.pid, SIGKILL)
+        let pid = first.pid
+        #expect(await whenSaved(dir, { $0.contains { $0 != 0 } }, then: { kill(pid, SIGKILL) }))
         _ = await first.waitForExit()
         let journal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/positions.bin"))).dropFirst(8).map(Int.init)
         #expect(journal.contains { $0 != 46 }, "killed mid-transition")
@@ -107,8 +117,7 @@ extension StateTests {
         let port = try #require(await flapd.apiPort())
         let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
         _ = try await post(String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self), port: port)
-        #expect(await waitForSaved(dir) { $0.contains { $0 != 0 } }, "moving")
-        flapd.terminate()
+        #expect(await whenSaved(dir, { $0.contains { $0 != 0 } }, then: { flapd.terminate() }), "moving")
         #expect(await flapd.waitForExit() == 0)
         let line = flapd.stderr.split(separator: "\n").first { $0.contains("flips in progress finish first") }
         let count = line.flatMap { $0.split(separator: " ").compactMap { Int($0) }.first } ?? 0
