@@ -9,9 +9,22 @@ public final class OutputQueue<Item: Sendable>: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private let closed = Atomic<Bool>(false)
+    private let started = Atomic<Bool>(false)
+    private let name: String
+    private let consume: @Sendable ([Item]) -> Void
 
-    /// Starts a consumer thread named `name` that gets every pushed item, in order, in batches.
-    public init(name: String, consume: @escaping @Sendable ([Item]) -> Void) {
+    /// A queue whose consumer thread, named `name`, gets every pushed item, in order, in batches
+    /// — from now on, or (`startNow` false) from `start()`, its owner's start; items pushed
+    /// before wait for it.
+    public init(name: String, startNow: Bool = true, consume: @escaping @Sendable ([Item]) -> Void) {
+        self.name = name
+        self.consume = consume
+        if startNow { start() }
+    }
+
+    /// Starts the consumer thread (once; not after `close`).
+    public func start() {
+        guard !closed.load(ordering: .acquiring), !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in loop(consume) }
         thread.name = name
         thread.start()
@@ -38,6 +51,7 @@ public final class OutputQueue<Item: Sendable>: Sendable {
     /// Delivers what is queued, then ends the consumer thread; returns when it has.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard started.load(ordering: .acquiring) else { return }  // no thread to end
         wake.signal()
         done.wait()
     }

@@ -52,7 +52,8 @@ public final class WebFeed: FlipObserver, Service, Sendable {
     ///   place freed.
     public init(keepaliveEvery every: Double = 15) {
         let watchers = self.watchers
-        queue = OutputQueue(name: "flapd-web") { items in
+        // Its thread starts with the service (`run`), not here.
+        queue = OutputQueue(name: "flapd-web", startNow: false) { items in
             for chunk in WebFeed.events(items) { watchers.send(chunk) }
             Thread.sleep(forTimeInterval: WebFeed.batch)  // lets the next flips gather
         }
@@ -62,6 +63,7 @@ public final class WebFeed: FlipObserver, Service, Sendable {
     /// Keepalives until the service group stops (or the task is cancelled); then every page's
     /// stream ends.
     public func run() async {
+        queue.start()
         await cancelWhenGracefulShutdown { [watchers, every] in
             while (try? await Task.sleep(for: .seconds(every))) != nil { watchers.send(Array(": keepalive\n\n".utf8)) }
         }
