@@ -185,26 +185,32 @@ public final class ClackPlayer: ClackSink {
                 }
                 mixer.render(&floats, frames: period, time: time, rate: rate, pending: &due)
                 for i in 0..<period { samples[i] = Int16(max(-32767, min(32767, (floats[i] * 32767).rounded()))) }
-                let rc = pcm.write(samples, frames: period)
+                var rc = pcm.write(samples, frames: period)
+                // An underrun: the device ran dry and took nothing. Once recovered, the stream
+                // goes on from now and the same period is written again, so the clacks mixed
+                // into it sound (late) rather than vanish while counted as played.
+                for _ in 0..<2 where rc == -EPIPE || rc == -ESTRPIPE {
+                    guard pcm.recover(rc) else { break }
+                    player.counters.withLock { $0.underruns += 1 }
+                    baseFrame = written
+                    baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
+                    player.counters.withLock { $0.origin = origin(baseTime, baseFrame) }
+                    rc = pcm.write(samples, frames: period)
+                }
                 if rc < 0 {
-                    if rc == -EPIPE || rc == -ESTRPIPE, pcm.recover(rc) {
-                        player.counters.withLock { $0.underruns += 1 }
-                        baseFrame = written
-                        baseTime = MonotonicClock.now() + Int64(Double(pcm.delay() ?? 0) * nanosPerFrame)
-                        player.counters.withLock { $0.origin = origin(baseTime, baseFrame) }
-                        continue
-                    }
                     player.warn("sound device \(player.options.device) failed (\(PCM.describe(rc))); the board flips silently while it is reopened")
                     return false
                 }
                 written += Int64(period)
-                let through = time + Int64(Double(period) * nanosPerFrame)
-                player.writtenThrough.withLock { $0 = through }
-                player.progress.signal()
+                let through = baseTime + Int64(Double(written - baseFrame) * nanosPerFrame)
+                // Counters first: whoever sees the stream written through an instant sees every
+                // clack due before it counted (played, late or dropped).
                 player.counters.withLock {
                     $0.clacks = mixer.started; $0.late = mixer.late; $0.dropped = mixer.dropped; $0.peak = mixer.peak
                     if $0.onsetError.count != mixer.onsetError.count { $0.onsetError = mixer.onsetError.summary }
                 }
+                player.writtenThrough.withLock { $0 = through }
+                player.progress.signal()
                 // Once a second: does the device still sound frame `written` when we think?
                 let after = MonotonicClock.now()
                 // While the device settles (its first 200 ms, when some report a delay that does
