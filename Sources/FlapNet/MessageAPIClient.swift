@@ -12,7 +12,8 @@ import NIOFoundationCompat
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
-import WSClient
+import NIOSSL
+@_spi(WSInternal) import WSCore
 
 /// Subscribes a board to the message API: authenticates over the WebSocket, catches up through
 /// the inbox on every (re)connect, hands on each new and deleted message, reports messages
@@ -110,70 +111,55 @@ public final class MessageAPIClient: Service, Sendable {
         logger.warning("message API: \(text)")
     }
 
+    static func tooLarge(_ maxFrameBytes: Int) -> String { "a frame over \(maxFrameBytes / 1024) KiB ended the connection" }
+
     /// Why a connection that ended without an error ended.
     static func describe(_ close: WebSocketCloseFrame?, maxFrameBytes: Int) -> String {
         switch close?.closeCode {
-        case .messageTooLarge?: "a frame over \(maxFrameBytes / 1024) KiB ended the connection"
+        case .messageTooLarge?: tooLarge(maxFrameBytes)
         case let code?: "the connection closed (\(code)\(close?.reason.map { ": \($0)" } ?? ""))"
         case nil: "the connection closed"
         }
     }
 
-    /// One connection, from the upgrade to its end. The upgrade (TCP, TLS and the server's
-    /// 101) must be done within 3 pings' time: the connection runs on an event loop of its own,
-    /// shut down — which closes its socket — when the server is later than that, or when the
-    /// client is stopped before it.
+    /// One connection, from the upgrade to its end. The upgrade (name, TCP, TLS and the server's
+    /// 101) must be done within 3 pings' time, or the attempt is ended (its channel closed) and
+    /// reported late; a stop before then ends it the same way. (The name lookup and TCP connect
+    /// are bounded by NIO's connect timeout, 3 pings and at most 10 s: a stop while the system's
+    /// resolver hangs waits that long.)
     private func connect(authenticated: @escaping @Sendable () -> Void) async throws -> WebSocketCloseFrame? {
-        let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let limit = 3 * config.pingSeconds
-        let upgrade = Upgrade()
+        let attempt = WebSocketAttempt()
         do {
-            let close = try await withAlarm(after: .seconds(limit), { if upgrade.end(.late) { try? await loop.shutdownGracefully() } }) {
+            return try await withAlarm(after: .seconds(limit), { attempt.end(.late) }) {
                 try await withTaskCancellationHandler {
-                    try await session(on: loop, authenticated: authenticated) { upgrade.end(.done) }
+                    try await session(attempt, authenticated: authenticated)
                 } onCancel: {
-                    if upgrade.end(.stopped) { loop.shutdownGracefully { _ in } }
+                    attempt.end(.stopped)
                 }
             }
-            try? await loop.shutdownGracefully()
-            return close
         } catch {
-            try? await loop.shutdownGracefully()
-            switch upgrade.state {
+            switch attempt.ending {
             case .late: throw ClientError.refused("no answer to the WebSocket upgrade within \(String(format: "%g", limit)) s")
             case .stopped: throw CancellationError()
-            case .waiting, .done: throw error
+            case nil:
+                // WSCore's error for a message over the limit is internal to it; it names its code.
+                if String(describing: error).contains("messageTooLarge") {
+                    throw ClientError.refused(Self.tooLarge(config.maxFrameBytes))
+                }
+                throw error
             }
         }
     }
 
-    /// How an upgrade ended: the first to say wins.
-    private final class Upgrade: Sendable {
-        enum State { case waiting, done, late, stopped }
-        private let lock = Mutex(State.waiting)
-        var state: State { lock.withLock { $0 } }
-        /// Ends a waiting upgrade; whether it was waiting.
-        func end(_ how: State) -> Bool {
-            lock.withLock { s in
-                guard s == .waiting else { return false }
-                s = how
-                return true
-            }
-        }
-    }
-
-    /// A connection on `loop`: `upgraded` is told first, and says whether it is still wanted.
-    private func session(on loop: MultiThreadedEventLoopGroup, authenticated: @escaping @Sendable () -> Void,
-                         upgraded: @escaping @Sendable () -> Bool) async throws -> WebSocketCloseFrame? {
+    /// A connection made by `attempt`.
+    private func session(_ attempt: WebSocketAttempt, authenticated: @escaping @Sendable () -> Void) async throws -> WebSocketCloseFrame? {
         let urls = config.endpoints
-        var ws = WebSocketClientConfiguration(maxFrameSize: config.maxFrameBytes, closeTimeout: .seconds(5))
-        ws.ignoreUncleanSSLShutdownErrors = true
-        return try await WebSocketClient.connect(
-            url: urls.webSocket, configuration: ws,
-            tlsConfiguration: urls.webSocket.hasPrefix("wss:") ? .makeClientConfiguration() : nil,
-            eventLoopGroup: loop, logger: logger
+        let limit = 3 * config.pingSeconds
+        return try await attempt.run(
+            url: urls.webSocket, tls: urls.webSocket.hasPrefix("wss:") ? .makeClientConfiguration() : nil,
+            maxFrameBytes: config.maxFrameBytes, connectTimeout: .milliseconds(Int64(min(limit, 10) * 1000)), logger: logger
         ) { inbound, outbound, _ in
-            guard upgraded() else { throw CancellationError() }
             try await outbound.write(.text(OutgoingFrame.authenticate(token: self.config.token)))
             var frames = inbound.makeAsyncIterator()
             // A server that upgrades and then says nothing is given 3 pings' time, then left.
