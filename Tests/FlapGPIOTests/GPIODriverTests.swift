@@ -9,8 +9,6 @@ import TestWaits
 
 /// The driver's thread against a recording sink (the kernel's own lines are in the HIL test).
 @Suite struct GPIODriverTests {
-    /// Polls for up to 120 s (a bound against a hang, not a timing check).
-
     @Test func everyStepOfThePlanIsOnePulseInCascadeOrder() async throws {
         let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1, 2, 3], dir: [4], enable: [5], pulseNanos: 100_000)))
         let geometry = StepGeometry(stepsPerRevolution: 200, flaps: 40)  // 5 steps a flip
@@ -26,7 +24,10 @@ import TestWaits
         // Rising edges of each STEP line: 3 flips × 5 = 15 for column 0, 5 for column 1, none for 2.
         func rises(_ line: Int) -> [Int] { w.indices.filter { $0 > 0 && w[$0][line] && !w[$0 - 1][line] } }
         #expect(rises(0).count == 15 && rises(1).count == 5 && rises(2).isEmpty)
-        #expect(rises(0).first! < rises(1).first!, "column 0 starts first")
+        // Column 0 starts first, 30 ms ahead; a driver thread woken more than that late (a
+        // starved machine: stress-ng beside the suite) finds both due and steps them in the same
+        // write — what it guarantees is the order, never column 1 before column 0.
+        #expect(rises(0).first! <= rises(1).first!, "column 0 starts first")
         // DIR forward all along; ENABLE (active low) low while stepping, high again at the end.
         #expect(w.allSatisfy { $0[3] })
         #expect(!w[rises(0).first!][4] && w.last![4] && w.last!.prefix(3).allSatisfy { !$0 })
