@@ -202,7 +202,10 @@ public final class ClackPlayer: ClackSink {
                     return false
                 }
                 written += Int64(period)
-                let through = baseTime + Int64(Double(written - baseFrame) * nanosPerFrame)
+                // Written through the end of what was rendered (every clack due before it is
+                // counted) — not the end by a mapping an underrun just moved on, whose gap the
+                // next period renders (and counts what it finds overdue as dropped).
+                let through = time + Int64(Double(period) * nanosPerFrame)
                 // Counters first: whoever sees the stream written through an instant sees every
                 // clack due before it counted (played, late or dropped).
                 player.counters.withLock {
