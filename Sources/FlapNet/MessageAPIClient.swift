@@ -133,7 +133,7 @@ public final class MessageAPIClient: Service, Sendable {
         do {
             return try await withAlarm(after: .seconds(limit), { attempt.end(.late) }) {
                 try await withTaskCancellationHandler {
-                    try await session(attempt, authenticated: authenticated)
+                    try await session(attempt, limit: limit, authenticated: authenticated)
                 } onCancel: {
                     attempt.end(.stopped)
                 }
@@ -152,10 +152,9 @@ public final class MessageAPIClient: Service, Sendable {
         }
     }
 
-    /// A connection made by `attempt`.
-    private func session(_ attempt: WebSocketAttempt, authenticated: @escaping @Sendable () -> Void) async throws -> WebSocketCloseFrame? {
+    /// A connection made by `attempt`, its connect bounded by `limit` seconds (at most 10).
+    private func session(_ attempt: WebSocketAttempt, limit: Double, authenticated: @escaping @Sendable () -> Void) async throws -> WebSocketCloseFrame? {
         let urls = config.endpoints
-        let limit = 3 * config.pingSeconds
         return try await attempt.run(
             url: urls.webSocket, tls: urls.webSocket.hasPrefix("wss:") ? .makeClientConfiguration() : nil,
             maxFrameBytes: config.maxFrameBytes, connectTimeout: .milliseconds(Int64(min(limit, 10) * 1000)), logger: logger
