@@ -89,7 +89,8 @@ public struct DaemonStatus: Sendable {
         }
         if let modules = gpio.health(board: board) {
             reported = modules.map {
-                StatusReport.Module(state: ModuleCondition($0.state), missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures)
+                StatusReport.Module(state: ModuleCondition($0.state), missedHome: $0.missed, unexpectedHome: $0.unexpected, failures: $0.failures,
+                                    magnetErrors: $0.magnetErrors)
             }
         }
         if let d = serial.flapbuses.first(where: { $0.board == board }) {

@@ -20,10 +20,12 @@ extension GPIODriver {
         }
     }
 
-    /// One module's health, as the driver counts it.
+    /// One module's health, as the driver counts it, and the errors of its latest passes by its
+    /// magnet (`HomeTracker.errors`: steps, positive when the drum came late, oldest first).
     public struct ModuleHealth: Sendable, Equatable {
         public var state: HomeTracker.State
         public var missed: Int, unexpected: Int, failures: Int
+        public var magnetErrors: [Int] = []
     }
 
     /// Gives the board home sensors; call before `start`.
@@ -52,7 +54,7 @@ extension GPIODriver {
     public var health: [ModuleHealth]? {
         lock.lock()
         defer { lock.unlock() }
-        return homes?.map { ModuleHealth(state: $0.state, missed: $0.missed, unexpected: $0.unexpected, failures: $0.failures) }
+        return homes?.map { ModuleHealth(state: $0.state, missed: $0.missed, unexpected: $0.unexpected, failures: $0.failures, magnetErrors: $0.errors) }
     }
 
     /// Homes those of `modules` that are not faulty, for the conductor (`Conductor.home`, which
@@ -164,8 +166,14 @@ extension GPIODriver {
             place[m] = ((tracker.count - offsets[m]) % turn + turn) % turn
             pending[m] = (0..<steps).reversed().map { now + Int64($0 + 1) * stepInterval }
             releases[m] = now + Int64(steps + 1) * stepInterval
+        case .passed(let error):
+            makeGood(error, module: m, now: now)
         case .missed, .unexpected, .notFound:
-            let what = event == .missed ? "missed its home pulse" : event == .unexpected ? "saw its home pulse where none should be" : "found no home pulse in a turn and a half"
+            let what = switch event {
+            case .missed: "missed its home pulse"
+            case .unexpected: "came to its magnet \(describe(tracker.errors.last ?? 0)), more than a quarter flap (\(tracker.window))"
+            default: "found no home pulse in a turn and a half"
+            }
             if tracker.state == .faulty {
                 notes.append("module \(m / cols),\(m % cols) \(what): faulty after \(tracker.failures) failures, left still")
                 pending[m] = []
@@ -174,6 +182,42 @@ extension GPIODriver {
                 notes.append("module \(m / cols),\(m % cols) \(what): homing it again")
                 startHoming(m, now: now)
             }
+        }
+    }
+
+    /// An error in words: "3 steps late", "1 step early".
+    private func describe(_ error: Int) -> String {
+        "\(abs(error)) step\(abs(error) == 1 ? "" : "s") \(error >= 0 ? "late" : "early")"
+    }
+
+    /// A pass by the magnet `error` steps late (the drum fell behind its steps) or early: where the
+    /// driver had the module moves by the error, and its steps still to come are lengthened or
+    /// shortened so that it lands on its flap all the same (a module that went past it goes on
+    /// round). Caller holds the lock.
+    func makeGood(_ error: Int, module m: Int, now: Int64) {
+        guard error != 0, let at = place[m] else { return }
+        let turn = geometry.stepsPerRevolution
+        place[m] = ((at - error) % turn + turn) % turn
+        journal?.set(m, place[m], phase: engine.phase(of: m))
+        land(m, now: now)
+    }
+
+    /// Lengthens or shortens a module's steps still to come so that they end on its target
+    /// flap's edge from where the driver has it — after a pass made good, and after a plan (whose
+    /// steps assume the module stands on a flap's edge, which a pass made good mid-move may have
+    /// cut short). Caller holds the lock.
+    func land(_ m: Int, now: Int64) {
+        guard let at = place[m] else { return }
+        let turn = geometry.stepsPerRevolution
+        let needed = ((geometry.boundary(target[m]) - at - pending[m].count) % turn + turn) % turn
+        guard needed != 0 else { return }
+        if turn - needed <= pending[m].count, turn - needed < needed {
+            pending[m].removeFirst(turn - needed)  // the latest steps: soonest last
+            if pending[m].isEmpty { releases[m] = now }
+        } else {
+            let after = max(pending[m].first ?? now, now)
+            pending[m] = (1...needed).reversed().map { after + Int64($0) * stepInterval } + pending[m]
+            releases[m] = max(releases[m] ?? now, pending[m][0] + stepInterval)
         }
     }
 

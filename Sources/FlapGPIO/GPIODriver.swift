@@ -210,6 +210,8 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             flips[module] += moveFlips
             releases[module] = transitionStart + m.end(flip: flip)
             if caughtUp, let last = steps.first { releases[module] = max(releases[module]!, last + stepInterval) }
+            // A module whose pass by its magnet was made good lands by its place, not the plan's count.
+            if homes != nil, !caughtUp { land(module, now: transitionStart) }
         }
         // A module the plan leaves where the conductor has it, with a flip begun: it turns on
         // round to that flap (forward only), rather than stand between two.

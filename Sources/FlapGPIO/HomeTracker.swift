@@ -7,9 +7,17 @@
 /// module steps on: each step's instant is kept, and a pulse is placed by the edge's own
 /// timestamp, so the steps taken after it count as past the magnet; and a pulse is called missed
 /// only once the reader has read every edge up to the step where it was due (`read(upTo:)`).
+///
+/// Every pass of a homed module by its magnet is measured (issue 35): the error, in steps, between
+/// where the magnet was due — a turn after the last pass — and where it was seen. A pass within
+/// the window is `passed(error:)`, which the driver makes good at once (the drum slipped: it turns
+/// on by the error); one outside it is `unexpected`, and the module is homed again. The latest
+/// errors are kept for diagnostics (`errors`).
 public struct HomeTracker: Sendable, Equatable {
     public enum State: String, Sendable { case unhomed, homing, normal, faulty }
-    public enum Event: Equatable, Sendable { case homed, missed, unexpected, notFound }
+    public enum Event: Equatable, Sendable { case homed, passed(error: Int), missed, unexpected, notFound }
+    /// How many passes' errors are kept.
+    public static let historyLength = 32
 
     public let stepsPerRevolution: Int
     /// A quarter flap, in steps: how far from where it should be a pulse may come.
@@ -21,6 +29,10 @@ public struct HomeTracker: Sendable, Equatable {
     public private(set) var missed = 0
     public private(set) var unexpected = 0
     public private(set) var failures = 0
+    /// The errors of the latest passes by the magnet, oldest first (at most `historyLength`): in
+    /// steps, positive when the magnet came late — the drum fell behind its steps (it slipped) —
+    /// negative when it came early.
+    public private(set) var errors: [Int] = []
     /// Steps taken in the homing turn so far.
     private var searched = 0
     /// The instants of the latest steps (a ring, `next` is the oldest once it is full).
@@ -83,15 +95,18 @@ public struct HomeTracker: Sendable, Equatable {
             count = late
             return .homed
         case .normal:
+            // Steps from the last pass to this one, against a whole turn: the signed error.
             let d = max(0, count - late) % stepsPerRevolution
-            let distance = min(d, stepsPerRevolution - d)
-            guard distance <= window else {
+            let error = d > stepsPerRevolution / 2 ? d - stepsPerRevolution : d
+            errors.append(error)
+            if errors.count > Self.historyLength { errors.removeFirst() }
+            guard abs(error) <= window else {
                 unexpected += 1
                 return fail(.unexpected)
             }
-            count = late  // the magnet is the reference: a skipped step or two is made good here
+            count = late  // the magnet is the reference from here on
             overdue = nil
-            return nil
+            return .passed(error: error)
         case .unhomed, .faulty:
             return nil
         }

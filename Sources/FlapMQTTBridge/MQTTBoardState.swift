@@ -37,3 +37,13 @@ struct MQTTBoardState: Encodable {
         try c.encode(modulesFaulty, forKey: .modulesFaulty)
     }
 }
+
+/// A board's modules topic (`<topic>/<board>/modules`): how many modules are faulty, which
+/// (`"row,col"`, from 0, as the log names them), and — for boards with home sensors — each
+/// module's worst magnet error of its latest passes where it is not 0 (issue 35).
+struct MQTTModulesState: Encodable {
+    var faulty: Int
+    var which: [String]
+    var worstMagnetError: [String: Int]
+    enum CodingKeys: String, CodingKey { case faulty, which, worstMagnetError = "worst_magnet_error" }
+}

@@ -171,6 +171,14 @@ package final class MQTTBridge: Service, Sendable {
             if flipped & (UInt64(1) << UInt64(min(i, 63))) != 0 { out.append((device.moving(board.id), "ON")) }
             out.append((device.moving(board.id), board.moving ? "ON" : "OFF"))
             out.append((device.availability(board.id), board.modules.serial?.connected == false ? "offline" : "online"))
+            let reported = board.modules.reported ?? []
+            func name(_ i: Int) -> String { "\(i / board.cols),\(i % board.cols)" }
+            let modules = MQTTModulesState(
+                faulty: board.modules.faulty, which: reported.indices.filter { reported[$0].state.isFaulty }.map(name),
+                worstMagnetError: Dictionary(uniqueKeysWithValues: reported.indices.compactMap { i in
+                    reported[i].worstMagnetError.flatMap { $0 == 0 ? nil : (name(i), $0) }
+                }))
+            out.append((device.modules(board.id), SortedJSON.string(encoding: modules)))
             guard !board.moving else { continue }
             let here = zones.filter { $0.board == board.id || $0.board == grid }
             let shown = MQTTBoardState(text: MQTTDevice.text(rows: board.shows), rows: board.shows,

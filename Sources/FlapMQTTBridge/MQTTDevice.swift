@@ -10,7 +10,8 @@ import FlapNet
 /// - `text` **Message**: what the local API's board shows; a text (or a local API body as JSON)
 ///   sent to `<topic>/message/set` goes into the inbox as the local sender's message;
 /// - per board, `sensor` **Shows** (its text; rows, sender and message id as attributes) and
-///   `binary_sensor` **Moving** (`device_class: moving`);
+///   `binary_sensor` **Moving** (`device_class: moving`), and a diagnostic `sensor` **Faulty
+///   modules** (how many; which, and each module's worst magnet error, as attributes);
 /// - `button` **Home all modules** (`<topic>/home/press`), `switch` **Quiet hours** (`<topic>/quiet/set`:
 ///   `ON`, `OFF`, or `AUTO` for the clock).
 /// Every entity is available while flapd is connected (`<topic>/availability`, whose `offline` is
@@ -34,6 +35,7 @@ struct MQTTDevice: Sendable {
     func state(_ board: String) -> String { "\(config.topic)/\(board)/state" }
     func moving(_ board: String) -> String { "\(config.topic)/\(board)/moving" }
     func availability(_ board: String) -> String { "\(config.topic)/\(board)/availability" }
+    func modules(_ board: String) -> String { "\(config.topic)/\(board)/modules" }
 
     /// The will: flapd gone without a goodbye is `offline`, retained.
     var will: MQTTClient.Message { .init(topic: availability, "offline", retain: true) }
@@ -67,6 +69,9 @@ struct MQTTDevice: Sendable {
             all.append(entity("binary_sensor", "\(board)_moving", DiscoveryConfig(
                 name: "\(board) moving", deviceClass: "moving", stateTopic: moving(board), payloadOn: "ON", payloadOff: "OFF"),
                 boardAvailability: availability(board)))
+            all.append(entity("sensor", "\(board)_faulty_modules", DiscoveryConfig(
+                name: "\(board) faulty modules", icon: "mdi:alert-circle-outline", entityCategory: "diagnostic", stateTopic: modules(board),
+                valueTemplate: "{{ value_json.faulty }}", jsonAttributesTopic: modules(board))))
         }
         return all
     }

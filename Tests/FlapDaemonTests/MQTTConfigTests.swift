@@ -56,15 +56,20 @@ import Testing
         #expect(messages.map(\.topic) == [
             "homeassistant/text/hall/message/config", "homeassistant/button/hall/home/config", "homeassistant/switch/hall/quiet/config",
             "homeassistant/sensor/hall/wall_shows/config", "homeassistant/binary_sensor/hall/wall_moving/config",
+            "homeassistant/sensor/hall/wall_faulty_modules/config",
             "homeassistant/sensor/hall/door_shows/config", "homeassistant/binary_sensor/hall/door_moving/config",
+            "homeassistant/sensor/hall/door_faulty_modules/config",
         ])
         #expect(messages.allSatisfy { $0.retain })
         let payloads = messages.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.payload))) as? [String: Any] }
         #expect(payloads.count == messages.count)
         #expect(Set(payloads.compactMap { $0["unique_id"] as? String }).count == messages.count)
-        let door = payloads[6]
+        let door = payloads[7]
         #expect((door["availability"] as? [[String: String]])?.compactMap { $0["topic"] } == ["flapd/hall/availability", "flapd/hall/door/availability"])
         #expect(door["state_topic"] as? String == "flapd/hall/door/moving" && door["device_class"] as? String == "moving")
+        let faulty = payloads[8]
+        #expect(faulty["state_topic"] as? String == "flapd/hall/door/modules" && faulty["json_attributes_topic"] as? String == "flapd/hall/door/modules"
+                && faulty["entity_category"] as? String == "diagnostic" && faulty["value_template"] as? String == "{{ value_json.faulty }}")
         #expect(device.will == .init(topic: "flapd/hall/availability", "offline", retain: true))
     }
 

@@ -56,6 +56,30 @@ import Testing
         text = report.prometheus
         #expect(text.contains("flapd_sound_clacks_total 4\n") && text.contains("flapd_sound_underruns_total 2\n"))
     }
+
+    /// Issue 35, item 3: each module's magnet errors — the last, the worst of the latest passes
+    /// (sign kept), the history — in `/status`, and the last and worst in `/metrics`.
+    @Test func magnetErrorsAreReportedPerModule() throws {
+        let slipping = StatusReport.Module(state: .normal, missedHome: 0, unexpectedHome: 0, failures: 0, magnetErrors: [0, 2, -3, 1])
+        #expect(slipping.magnetError == 1 && slipping.worstMagnetError == -3)
+        let quiet = StatusReport.Module(state: .homing, magnetErrors: [])
+        #expect(quiet.magnetError == nil && quiet.worstMagnetError == nil)
+        var modules = StatusReport.Modules(ok: 2, faulty: 0)
+        modules.reported = [quiet, slipping]
+        let report = StatusReport(
+            boards: [StatusReport.Board(id: "wall", rows: 1, cols: 2, output: .gpio, moving: false, shows: ["AB"], target: [[1, 2]], modules: modules)],
+            conductor: StatusReport.Conductor(flips: 0, latenessP50Us: 0, latenessP99Us: 0, latenessMaxUs: 0, early: 0),
+            messageApi: StatusReport.MessageAPI(configured: false, connected: false), sound: nil, uptimeS: 1, versions: [:])
+        let object = try #require(try JSONSerialization.jsonObject(with: try report.json()) as? [String: Any])
+        let reported = try #require(((object["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any])?["reported"] as? [[String: Any]])
+        #expect(reported[1]["magnet_error"] as? Int == 1 && reported[1]["worst_magnet_error"] as? Int == -3
+                && reported[1]["magnet_errors"] as? [Int] == [0, 2, -3, 1], "\(reported)")
+        #expect(try StatusReport.decode(try report.json()) == report)
+        let text = report.prometheus
+        #expect(text.contains("flapd_module_magnet_error_steps{board=\"wall\",row=\"0\",col=\"1\"} 1.0\n")
+                && text.contains("flapd_module_magnet_error_worst_steps{board=\"wall\",row=\"0\",col=\"1\"} -3.0\n"), "\(text)")
+        #expect(!text.contains("col=\"0\"} "), "a module with no pass yet has no error")
+    }
 }
 
 /// Issue 13, item 3 and bug 4: systemd's `STATUS=` is read from the same model — each board's

@@ -83,9 +83,9 @@ import Testing
         var t = homed()
         for turn in 0..<3 {
             for _ in 0..<(turn == 1 ? 78 : 81) { #expect(t.stepped() == nil) }  // two early, one late: within 2
-            #expect(t.pulse() == nil && t.count == 0)
+            #expect(t.pulse() == .passed(error: turn == 1 ? -2 : 1) && t.count == 0)
         }
-        #expect(t.failures == 0 && t.state == .normal)
+        #expect(t.failures == 0 && t.state == .normal && t.errors == [1, -2, 1])
     }
 
     @Test func aMissedPulseAndAnUnexpectedOneFailThenTheModuleIsFaulty() {
@@ -96,8 +96,9 @@ import Testing
         #expect(t.read(upTo: 82) == .missed && t.missed == 1 && t.state == .unhomed)
         t.startHoming()
         #expect(t.pulse() == .homed)
-        for _ in 0..<40 { _ = t.stepped() }
+        for _ in 0..<37 { _ = t.stepped() }
         #expect(t.pulse() == .unexpected && t.unexpected == 1 && t.state == .faulty)
+        #expect(t.errors == [37], "the pass out of the window is measured too")
         t.startHoming()
         #expect(t.state == .faulty && t.stepped() == nil && t.pulse() == nil, "a faulty module is left still")
     }
@@ -109,8 +110,18 @@ import Testing
         for i in 1...30 { _ = t.stepped(at: Int64(i)) }
         #expect(t.pulse(at: 27) == .homed && t.count == 3)
         for i in 31...112 { #expect(t.stepped(at: Int64(i)) == nil) }  // 85 steps since the magnet
-        #expect(t.pulse(at: 108) == nil && t.count == 4, "80 steps after the last pulse: on time")
+        #expect(t.pulse(at: 107) == .passed(error: 0) && t.count == 5, "80 steps after the last pulse: on time")
         #expect(t.read(upTo: 112) == nil && t.failures == 0)
+    }
+
+    /// Issue 35: the errors of the latest passes are kept, the oldest let go.
+    @Test func theLatestPassesErrorsAreKept() {
+        var t = homed()
+        for pass in 0..<(HomeTracker.historyLength + 5) {
+            for _ in 0..<(80 + pass % 3 - 1) { _ = t.stepped() }  // -1, 0, +1, -1, …
+            #expect(t.pulse() == .passed(error: pass % 3 - 1))
+        }
+        #expect(t.errors.count == HomeTracker.historyLength && t.errors.first == 5 % 3 - 1 && t.errors.last == (HomeTracker.historyLength + 4) % 3 - 1)
     }
 
     @Test func noPulseInATurnAndAHalfMeansNoSensor() {

@@ -33,6 +33,15 @@ extension StatusReport {
         for b in boards {
             gauge("flapd_board_moving", "Whether a board is in a transition.", b.moving ? 1 : 0, [("board", b.id)])
             gauge("flapd_board_faulty_modules", "Modules reported faulty.", Double(b.modules.faulty), [("board", b.id)])
+            for (i, m) in (b.modules.reported ?? []).enumerated() {
+                let at = [("board", b.id), ("row", String(i / b.cols)), ("col", String(i % b.cols))]
+                if let e = m.magnetError {
+                    gauge("flapd_module_magnet_error_steps", "How far from where it was due a module met its magnet at its last pass (steps; positive: late).", Double(e), at)
+                }
+                if let e = m.worstMagnetError {
+                    gauge("flapd_module_magnet_error_worst_steps", "The largest magnet error of a module's latest 32 passes (steps, sign kept).", Double(e), at)
+                }
+            }
             for (row, line) in (b.flips ?? []).enumerated() {
                 for (col, n) in line.enumerated() {
                     counter("flapd_module_flips_total", "Flips a module has made (its wear).", n,

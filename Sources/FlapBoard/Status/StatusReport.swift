@@ -130,6 +130,21 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var unexpectedHome: Int?
         public var crcErrors: Int?
         public var failures: Int?
+        /// GPIO home sensors (issue 35): how far from where it was due the module met its magnet
+        /// at its last pass, in steps (positive: late — the drum slipped; negative: early); the
+        /// largest of its latest passes (`magnetErrors`, oldest first, at most 32), sign kept.
+        public var magnetError: Int?
+        public var worstMagnetError: Int?
+        public var magnetErrors: [Int]?
+
+        public init(state: ModuleCondition, flap: Int? = nil, missedHome: Int? = nil, unexpectedHome: Int? = nil,
+                    crcErrors: Int? = nil, failures: Int? = nil, magnetErrors: [Int]? = nil) {
+            self.state = state; self.flap = flap; self.missedHome = missedHome; self.unexpectedHome = unexpectedHome
+            self.crcErrors = crcErrors; self.failures = failures
+            self.magnetErrors = magnetErrors
+            magnetError = magnetErrors?.last
+            worstMagnetError = magnetErrors?.max { abs($0) < abs($1) }
+        }
     }
 
     public struct Conductor: Codable, Sendable, Equatable {

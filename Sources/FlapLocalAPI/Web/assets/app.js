@@ -282,11 +282,25 @@ function modules(b) {
   grid.style.gridTemplateColumns = `repeat(${b.cols}, auto)`;
   for (let r = 0; r < b.rows; r++) for (let c = 0; c < b.cols; c++) {
     const i = r * b.cols + c;
-    const state = (b.modules.reported && b.modules.reported[i]) ? b.modules.reported[i].state : 'normal';
+    const m = (b.modules.reported && b.modules.reported[i]) || {};
+    const state = m.state || 'normal';
     const n = b.flips ? b.flips[r][c] : 0;
-    grid.append(el('div', { class: 'state-' + state, title: `row ${r + 1}, column ${c + 1}: ${state}, ${n} flips` }, n > 999 ? Math.round(n / 1000) + 'k' : n));
+    const magnet = m.magnet_errors && m.magnet_errors.length
+      ? `; magnet ${m.magnet_error} steps at the last pass, worst ${m.worst_magnet_error} of ${m.magnet_errors.length}` : '';
+    grid.append(el('div', { class: 'state-' + state, title: `row ${r + 1}, column ${c + 1}: ${state}, ${n} flips${magnet}` },
+      n > 999 ? Math.round(n / 1000) + 'k' : n, sparkline(m.magnet_errors)));
   }
   return grid;
+}
+// A module's magnet errors, oldest first, as a line about zero (±4 steps fill the height; more is clipped).
+function sparkline(errors) {
+  if (!errors || errors.length < 2) return null;
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 32 8'); svg.setAttribute('class', 'spark');
+  const line = document.createElementNS(svg.namespaceURI, 'polyline');
+  line.setAttribute('points', errors.map((e, k) => `${k * 32 / (errors.length - 1)},${4 - Math.max(-4, Math.min(4, e))}`).join(' '));
+  svg.append(line);
+  return svg;
 }
 async function status() {
   let r;
