@@ -12,8 +12,8 @@ public struct GPIOBoards: Sendable {
     public var drivers: [(board: Int, driver: GPIODriver, config: GPIOBoardConfig)] = []
     public var leds: [(board: Int, driver: LEDMatrixDriver)] = []
     private var ids: [String] = []
-    private var stateDir: String?
-    private var logger = Logger(label: "flapd")
+    private(set) var stateDir: String?
+    private(set) var logger = Logger(label: "flapd")
 
     /// No GPIO boards.
     public init() {}

@@ -39,6 +39,8 @@ public final class Mailroom: Sendable {
         var quietHeld: [Int: (messages: [InboxMessage], until: Double?)] = [:]
         /// Quiet switched by hand: on, off, or nil for the configured hours.
         var quietSwitch: Bool?
+        /// A calibration session holds the wall (`setCalibrating`): every board stays as it is.
+        var calibrating = false
         /// What each zone showed at the last composition (in the router's order).
         var zoneShows: [StatusReport.ZoneShows] = []
         /// Per board: when it was last shown a frame (seconds since 1970).
@@ -200,7 +202,7 @@ public final class Mailroom: Sendable {
             var quiet: [StatusReport.Waiting] = []
             for (_, held) in s.quietHeld.sorted(by: { $0.key < $1.key }) {
                 for m in held.messages where !quiet.contains(where: { $0.id == m.id }) {
-                    quiet.append(StatusReport.Waiting(id: m.id, sender: m.senderName, reason: .quietHours, until: held.until))
+                    quiet.append(StatusReport.Waiting(id: m.id, sender: m.senderName, reason: s.calibrating ? .calibration : .quietHours, until: held.until))
                 }
             }
             return letters + quiet
@@ -223,6 +225,19 @@ public final class Mailroom: Sendable {
             self.refreshOnDesk()
         }
     }
+
+    /// Holds the whole wall for a calibration session (on), or gives it back (off) and shows what
+    /// came meanwhile. Messages keep arriving into the inbox, saved as ever; none moves a board.
+    public func setCalibrating(_ on: Bool) async {
+        _ = await onDesk {
+            guard self.state.withLock({ s in defer { s.calibrating = on }; return s.calibrating != on }) else { return }
+            self.logger.notice(on ? "calibrating: messages wait until calibration ends" : "calibration over: the boards show their messages again")
+            self.refreshOnDesk()
+        }
+    }
+
+    /// Whether a calibration session holds the wall.
+    public var isCalibrating: Bool { state.withLock { $0.calibrating } }
 
     /// Quiet as it stands at `t`: whether it holds, until when, what it does to messages, and
     /// whether it is switched by hand; nil when no quiet hours are configured nor switched on.
@@ -278,9 +293,10 @@ public final class Mailroom: Sendable {
         var postedPart: Composer.Part?
         var postedBoard: Int?
         var advanced = false
-        let quiet = quietNow(t, switched: state.withLock { $0.quietSwitch })
+        let (switched, calibrating) = state.withLock { ($0.quietSwitch, $0.calibrating) }
+        let quiet = quietNow(t, switched: switched)
         // What each board is going to (read before the lock: the wall is never called under it).
-        let targets = quiet == nil ? [] : boards.indices.map { wall.target(board: $0) }
+        let targets = quiet == nil && !calibrating ? [] : boards.indices.map { wall.target(board: $0) }
         let config = wall.config
         // What the desk has to say, said once the lock is let go (nothing is logged under it).
         var notes: [(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?)] = []
@@ -337,6 +353,12 @@ public final class Mailroom: Sendable {
                     if !covered, !d.message.isLocal { ids.append(d.message.id) }
                 }
                 let forced = parts.last?.message.forced == true
+                if calibrating, targets[board] != frame {
+                    // Calibration: the wall is the maker's, even for a forced message.
+                    let since = s.shownAt[board] ?? 0
+                    s.quietHeld[board] = (parts.map(\.message).filter { $0.visibleAt > since }, nil)
+                    continue
+                }
                 if let quiet, quiet.messages == .hold, !forced, targets[board] != frame {
                     // Quiet hours: the board stays as it is until they end (or a forced message).
                     let since = s.shownAt[board] ?? 0

@@ -132,6 +132,7 @@ public struct Daemon: Sendable {
             members.append(.service("MQTT", MQTTBridge(config: mqtt, wall: wall, mailroom: mailroom, status: daemonStatus, motion: motion, logger: logger)))
         }
         let api = config.localAPI
+        let calibration = gpio.drivers.isEmpty ? nil : CalibrationSession(wall: wall, gpio: gpio, mailroom: mailroom, logger: logger)
         let app = LocalHTTPServer(
             host: api.bind, port: api.port, limits: LocalAPI.limits,
             onRunning: { [logger] port in
@@ -140,8 +141,9 @@ public struct Daemon: Sendable {
                 status?.ready()
             },
             handler: LocalAPI.handler(wall: wall, mailroom: mailroom, key: api.key, enablementToken: api.enablementToken,
-                                      logger: logger, status: daemonStatus, feed: feed))
+                                      logger: logger, status: daemonStatus, feed: feed, calibration: calibration))
         if api.enabled {
+            if let calibration { members.append(.service("calibration", CalibrationIdleWatch(session: calibration))) }
             members.append(.service("local API", app))
             // After the API: it stops first, and the pages' streams end before the API's connections.
             if let feed { members.append(.service("web feed", feed)) }
@@ -262,6 +264,21 @@ extension Daemon {
 }
 
 /// Says the daemon is ready, then runs until SIGTERM or SIGINT: there is no local API to serve.
+/// Ends a calibration session left idle (`CalibrationSession.endIfIdle`), looking once a second.
+private struct CalibrationIdleWatch: Service {
+    let session: CalibrationSession
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: .seconds(1))
+                    await session.endIfIdle()
+                }
+            }
+        } catch is CancellationError {}
+    }
+}
+
 private struct ReadyThenUntilShutdown: Service {
     let status: StatusReporter?
     func run() async throws {

@@ -12,7 +12,8 @@ import NIOHTTP1
 /// The Vestaboard-compatible local HTTP API of one board (or of one grid of boards, as one):
 /// `POST /local-api/message` (codes, `{"characters"}` or `{"text"}`) → 201, and
 /// `GET /local-api/message` → `{"message": [[codes]]}`, guarded by `X-Vestaboard-Local-Api-Key`
-/// when a key is configured; also `GET /status`, `GET /metrics`, `POST /home`, and the web page
+/// when a key is configured; also `GET /status`, `GET /metrics`, `POST /home`, live calibration
+/// (`GET` and `POST /calibration`, `CalibrationRoutes`), and the web page
 /// (`WebRoutes`: the page at `/`, the live board at `/events`, previews, the quiet switch).
 public enum LocalAPI {
     /// Largest body accepted; larger → 413.
@@ -26,7 +27,7 @@ public enum LocalAPI {
     static let keyHeader = "X-Vestaboard-Local-Api-Key"
     static let enablementHeader = "X-Vestaboard-Local-Api-Enablement-Token"
     /// The paths it serves; another method on one of them is 405, another path 404.
-    static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message", "/local-api/enablement"]
+    static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message", "/local-api/enablement", CalibrationRoutes.path]
     typealias Request = LocalHTTPServer.Request
     typealias Response = LocalHTTPServer.Response
 
@@ -34,7 +35,7 @@ public enum LocalAPI {
     /// with 401 and the plain text `Invalid API key` (what Vestaboard answers, and what Home
     /// Assistant's integration compares), else routes it. The enablement takes its token instead.
     package static func handler(wall: Wall, mailroom: Mailroom, key: String?, enablementToken: String? = nil,
-                        logger: Logger, status: DaemonStatus, feed: WebFeed? = nil)
+                        logger: Logger, status: DaemonStatus, feed: WebFeed? = nil, calibration: CalibrationSession? = nil)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
             if let asset = WebRoutes.asset(request) { return asset }
@@ -55,6 +56,7 @@ public enum LocalAPI {
             case (.POST, "/home"):
                 let boards = await BlockingWork.run { status.gpio.homeAll(on: wall.conductor) }  // reads calibration.json
                 return boards.isEmpty ? json(409, ["error": "no board has home sensors (gpio.home)"]) : json(202, ["homing": boards])
+            case (_, CalibrationRoutes.path) where calibration != nil: return await CalibrationRoutes.handle(request, session: calibration!)
             case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
             case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)
@@ -89,6 +91,10 @@ public enum LocalAPI {
         case .success(let shown): posted = shown
         }
         guard let shown = posted else {
+            if mailroom.isCalibrating {
+                logger.info("message kept for the end of calibration")
+                return json(202, ["held": "calibration", "note": "kept; it shows when calibration ends"])
+            }
             if mailroom.isQuietHolding {
                 logger.info("message kept for the end of the quiet hours")
                 return json(202, LocalReply.Held(until: mailroom.quietUntil))

@@ -116,7 +116,7 @@ package final class MQTTBridge: Service, Sendable {
             }
             switch await LocalAPI.accept(body, mailroom: mailroom, wall: wall) {
             case .failure(let e): refuse(client, device.messageSet, e.message)
-            case .success(nil): logger.info("MQTT message kept, not shown now", metadata: ["why": "\(mailroom.isQuietHolding ? "quiet hours" : "no zone takes @local")"])
+            case .success(nil): logger.info("MQTT message kept, not shown now", metadata: ["why": "\(mailroom.isCalibrating ? "calibration" : mailroom.isQuietHolding ? "quiet hours" : "no zone takes @local")"])
             case .success(let shown?): logger.info("MQTT message accepted", metadata: ["transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])
             }
         case .home(let payload):

@@ -201,6 +201,38 @@ public final class Conductor: HomingReport, Sendable {
         return homed.count
     }
 
+    /// Puts a turn that an output makes of its own accord — a calibration nudge or mark — on the
+    /// board's timeline as homing is: the board moves until the module lands (`landed`). `start`
+    /// starts the turn, with this conductor to hear its landing, or throws why not; then nothing
+    /// changes. A module already homing or turning is refused by its output, not here.
+    public func turn<E: Error>(board: Int, module: Int, start: (any HomingReport) throws(E) -> Void) throws(E) {
+        let fresh = state.withLock { s in
+            guard s.tracks.indices.contains(board), (0..<s.tracks[board].positions.count).contains(module),
+                  s.tracks[board].homing.insert(module).inserted else { return false }
+            s.tracks[board].pending += 1
+            s.tracks[board].transition += 1
+            s.tracks[board].transitionStart = MonotonicClock.now()
+            return true
+        }
+        do { try start(self) } catch {
+            if fresh {
+                let settledNow = state.withLock { s in
+                    guard s.tracks[board].homing.remove(module) != nil else { return false }
+                    s.tracks[board].pending -= 1
+                    return s.tracks[board].pending == 0
+                }
+                if settledNow {
+                    let (number, frame) = state.withLock { ($0.tracks[board].transition, $0.tracks[board].frame) }
+                    for d in drivers { d.settled(board: board, transition: number, frame: frame) }
+                }
+            }
+            throw error
+        }
+        guard fresh else { return }
+        let number = state.withLock { $0.tracks[board].transition }
+        for d in drivers { d.homing(board: board, transition: number, modules: [module]) }
+    }
+
     /// A homing turn ended (`HomingReport`): the landing fires on the conductor's thread, now.
     public func landed(board: Int, module: Int, flap: Int?, flaps: Int) {
         let signal = state.withLock { s in

@@ -66,6 +66,7 @@ struct FlapGPIOTool: ParsableCommand {
         @Option(help: "How many steps the magnet holds the sensor.") var width = 2
         @Option(help: "Where the drum stands at start, in steps.") var start = 0
         @Flag(help: "A dead sensor: never pulls down.") var dead = false
+        @Option(help: "A STEP pulse (counted from 1) that leaves the drum where it is: a slip (repeat for more).") var lose: [Int] = []
 
         func run() throws {
             var param = sched_param()
@@ -89,8 +90,8 @@ struct FlapGPIOTool: ParsableCommand {
                 guard let r = line.range(of: wanted) else { continue }
                 let now = line[r.upperBound...].hasPrefix("1")
                 if now && !high {
-                    position += 1
                     pulses += 1
+                    if !lose.contains(pulses) { position += 1 }
                     setSensor()
                 }
                 high = now

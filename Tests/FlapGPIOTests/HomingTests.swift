@@ -7,65 +7,7 @@ import Testing
 import TestWaits
 @testable import FlapCore
 @testable import FlapGPIO
-
-/// A drum on a STEP/DIR driver with a hall sensor, simulated: it counts the STEP line's rising
-/// edges and, while the drum stands at its magnet, holds the sensor low (active). Each edge has
-/// the instant of the step that caused it; with `lag`, the reader gets it only after that many
-/// more steps or 200 ms (a sensor thread that fell behind: it never says "no edge" while one is
-/// queued). Pure logic for the driver's homing; the
-/// kernel's lines are in the HIL test.
-final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
-    let steps: Int, magnet: Int, lag: Int
-    private let state: Mutex<(positions: [Int], stepHigh: [Bool], edges: [(edge: SensorEdge, readable: Int)], sensorWorks: Bool, log: [Int])>
-    /// One drum a module; module i's STEP line is the i-th level, its sensor the i-th input.
-    init(steps: Int, magnet: Int, positions: [Int], lag: Int = 0) {
-        self.steps = steps; self.magnet = magnet; self.lag = lag
-        state = Mutex((positions, positions.map { _ in false }, [], true, []))
-    }
-    convenience init(steps: Int, magnet: Int, position: Int, lag: Int = 0) {
-        self.init(steps: steps, magnet: magnet, positions: [position], lag: lag)
-    }
-    var position: Int { state.withLock { $0.positions[0] } }
-    var positions: [Int] { state.withLock { $0.positions } }
-    /// Which module took each step, in order.
-    var log: [Int] { state.withLock { $0.log } }
-    func breakSensor() { state.withLock { $0.sensorWorks = false } }
-    /// The next `steps` step edges (of any module) leave their drum where it is: it slips.
-    func slip(_ steps: Int) { slips.withLock { $0 += steps } }
-    private let slips = Mutex(0)
-
-    func write(_ levels: [Bool]) throws(GPIOError) {
-        state.withLock { s in
-            for i in s.positions.indices {
-                defer { s.stepHigh[i] = levels[i] }
-                guard levels[i], !s.stepHigh[i] else { continue }
-                if slips.withLock({ n in defer { n = max(0, n - 1) }; return n > 0 }) { continue }
-                let was = s.positions[i] % steps == magnet
-                s.positions[i] += 1
-                s.log.append(i)
-                let now = s.positions[i] % steps == magnet
-                // Active low: at the magnet, low.
-                if s.sensorWorks, was != now {
-                    s.edges.append((SensorEdge(index: i, rising: !now, at: MonotonicClock.now()), s.log.count + lag))
-                }
-            }
-        }
-    }
-
-    func edge(timeoutNanos: Int64) throws(GPIOError) -> SensorEdge? {
-        let end = MonotonicClock.now() + timeoutNanos
-        while true {
-            let (edge, queued) = state.withLock { s -> (SensorEdge?, Bool) in
-                guard let first = s.edges.first else { return (nil, false) }
-                guard first.readable <= s.log.count || MonotonicClock.now() > first.edge.at + 200_000_000 else { return (nil, true) }
-                return (s.edges.removeFirst().edge, true)
-            }
-            if let edge { return edge }
-            if !queued, MonotonicClock.now() >= end { return nil }
-            usleep(200)
-        }
-    }
-}
+import FlapGPIOTesting
 
 @Suite struct HomingTests {
     let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1], pulseNanos: 1_000_000)))

@@ -131,7 +131,8 @@ import Testing
     /// the kernel's trace and pulls the sensor line down while the drum is at its magnet (up
     /// otherwise). flapd homes at
     /// start, with the offset `flapd calibrate` saved, and ends where the message says; with a
-    /// dead sensor it finds no pulse, tries again, and leaves the module faulty.
+    /// dead sensor it finds no pulse, tries again, and leaves the module faulty; a drum that
+    /// loses a step is seen a step late at its magnet and given the step (issue 35).
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func homingFindsTheMagnetAndADeadSensorLeavesTheModuleFaulty() async throws {
         let dir = try scratchDirectory("flap-gpio-home")
@@ -198,6 +199,25 @@ import Testing
             echo "FLAPD-EXIT dead $?"
             cat /tmp/flapd2.log
             echo END > $T/trace_marker; wait $d; cat /tmp/drum2
+            /flapd calibrate --config /home.yaml --module 0,0 --offset 6 --state-dir /tmp/state3
+            echo > $T/trace
+            \(drum) --lose 70 > /tmp/drum3 &
+            d=$!
+            /flapd run --config /home.yaml --state-dir /tmp/state3 --plain --no-sound > /tmp/flapd3.log 2>&1 &
+            f=$!
+            # Homed at start to the blank (no message yet); then a message that passes the magnet.
+            until /flapd status --url http://127.0.0.1:7000 2>/dev/null | tr -d ' \\n' > /tmp/s3 && grep -q '"moving":false' /tmp/s3 && grep -q '"state":"normal"' /tmp/s3; do :; done
+            /flapd send --url http://127.0.0.1:7000 "+" > /dev/null
+            for i in $(seq 3000); do
+              /flapd status --url http://127.0.0.1:7000 > /tmp/status3.json 2>/dev/null
+              tr -d ' \\n' < /tmp/status3.json > /tmp/s3
+              grep -q '"magnet_errors":\\[1\\]' /tmp/s3 && grep -q '"moving":false' /tmp/s3 && break
+            done
+            echo "STATUS3 $(tr -d '\n' < /tmp/status3.json)"
+            kill $f; wait $f
+            echo "FLAPD-EXIT slip $?"
+            cat /tmp/flapd3.log
+            echo END > $T/trace_marker; wait $d; cat /tmp/drum3
             """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/home.yaml", dir + "/badline.yaml"] + modules)
         let qemu = try guest.boot()
         #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
@@ -205,12 +225,13 @@ import Testing
         let drums = try console.filter { $0.hasPrefix("DRUM {") }.map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.dropFirst(5).utf8)) as? [String: Int])
         }
-        #expect(console.contains("FLAPD-EXIT homed 0") && console.contains("FLAPD-EXIT dead 0") && drums.count == 2, "\(qemu.stdout)")
+        #expect(console.contains("FLAPD-EXIT homed 0") && console.contains("FLAPD-EXIT dead 0") && console.contains("FLAPD-EXIT slip 0")
+                && drums.count == 3, "\(qemu.stdout)")
         #expect(drums.allSatisfy { $0["fifo"] == 1 }, "the drum was refused SCHED_FIFO: \(drums)")
         // Line 0 held by another program: flapd names it and does not start.
         #expect(console.contains("FLAPD-EXIT busy 1"), "\(qemu.stdout)")
         #expect(console.contains { $0.contains("board 'sim': a line of gpiochip0 among [0] is busy: another program (or a kernel driver) holds it") }, "\(qemu.stdout)")
-        guard drums.count == 2 else { return }
+        guard drums.count == 3 else { return }
         // From step 30: 50 steps to the magnet, 6 on to flap 0 (the calibrated offset), 6 more
         // to C (flap 3, boundary round(3 · 80 / 40)).
         #expect(drums[0]["pulses"] == 50 + 6 + 6 && drums[0]["at"] == 12, "\(drums[0])\n\(qemu.stdout)")
@@ -224,6 +245,17 @@ import Testing
         #expect(health?["faulty"] as? Int == 1 && health?["ok"] as? Int == 0, "\(status)")
         let module = (health?["reported"] as? [[String: Any]])?.first
         #expect(module?["state"] as? String == "faulty" && module?["failures"] as? Int == 2, "\(status)")
+        // Issue 35: homed to the blank (50 + 6 pulses), then + — 39 flips, 78 steps, past the
+        // magnet — with the 70th pulse lost: the drum meets its magnet a step late, the pass says
+        // so (`magnet_errors` [1]) and flapd gives the module the step it lost: 135 pulses, and
+        // the drum stands at +'s edge (6 + boundary 78, a turn on: 4), not a step short; no
+        // failure (no homing again).
+        #expect(drums[2]["pulses"] == 56 + 78 + 1 && drums[2]["at"] == 4, "\(drums[2])\n\(qemu.stdout)")
+        let slipped = try #require(console.first { $0.hasPrefix("STATUS3 {") }, "\(qemu.stdout)")
+        let slipReport = try #require(try JSONSerialization.jsonObject(with: Data(slipped.dropFirst(8).utf8)) as? [String: Any])
+        let slipModule = (((slipReport["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any])?["reported"] as? [[String: Any]])?.first
+        #expect(slipModule?["magnet_errors"] as? [Int] == [1] && slipModule?["worst_magnet_error"] as? Int == 1
+                && slipModule?["state"] as? String == "normal" && slipModule?["failures"] as? Int == 0, "\(slipped)")
         // A line the chip does not have: named, with the chip's range; flapd does not start.
         #expect(console.contains("FLAPD-EXIT badline 1"), "\(qemu.stdout)")
         #expect(console.contains { $0.contains("board 'sim': gpiochip0 has lines 0–15; line 99 does not exist") }, "\(qemu.stdout)")

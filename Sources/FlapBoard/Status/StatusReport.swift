@@ -51,10 +51,11 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var until: Double?
     }
 
-    /// Why a message waits: a held letter not yet unlocked, or quiet hours.
+    /// Why a message waits: a held letter not yet unlocked, quiet hours, or a calibration session.
     public enum WaitReason: String, Codable, Sendable {
         case unlock
         case quietHours = "quiet hours"
+        case calibration
     }
 
     /// One board: its size and output, whether it moves, what it shows (rows of text), where it

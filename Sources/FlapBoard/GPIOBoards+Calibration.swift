@@ -1,0 +1,91 @@
+import FlapConfig
+import FlapCore
+import FlapGPIO
+import FlapTiming
+
+/// What a maker does to one module in a calibration session (`CalibrationSession`).
+public enum CalibrationAction: Sendable, Equatable {
+    /// Turn on by this many motor steps (forward only).
+    case steps(Int)
+    /// Turn on to the next flap's edge.
+    case flap
+    /// The module shows this flap now.
+    case showing(Glyph)
+}
+
+/// A calibration request refused: why, and the HTTP status the local API answers with.
+public struct CalibrationProblem: Error, Equatable, Sendable, CustomStringConvertible {
+    public let description: String
+    public let status: Int
+    init(_ description: String, status: Int = 409) { self.description = description; self.status = status }
+}
+
+/// A module after a calibration request: where the driver has it (steps from flap 0's edge, and
+/// the flap that is), and — homed, with a home sensor — its steps from the magnet and its offset.
+public struct CalibratedModule: Codable, Sendable, Equatable {
+    public var board: String
+    public var row: Int
+    public var col: Int
+    public var place: Int?
+    public var flap: Int?
+    public var stepsFromMagnet: Int?
+    public var offset: Int?
+    /// The offset this request saved in `calibration.json`, if it saved one.
+    public var saved: Int?
+}
+
+extension GPIOBoards {
+    /// Turns or marks one module of a stepper board, the turn on the conductor's timeline; a mark
+    /// that yields an offset saves it (atomically, in `<state dir>/calibration.json`) before it
+    /// answers. Blocking work (the file): call off the event loops.
+    package func calibrate(board: Int, _ b: BoardConfig, row: Int, col: Int, _ action: CalibrationAction,
+                           conductor: Conductor) throws(CalibrationProblem) -> CalibratedModule {
+        let id = b.id
+        guard let d = drivers.first(where: { $0.board == board }) else {
+            throw CalibrationProblem("board '\(id)' has no stepper modules on GPIO to calibrate", status: 400)
+        }
+        guard (0..<b.rows).contains(row), (0..<b.cols).contains(col) else {
+            throw CalibrationProblem("board '\(id)' has no module \(row),\(col) (rows 0–\(b.rows - 1), columns 0–\(b.cols - 1))", status: 400)
+        }
+        let cols = b.cols
+        let m = row * cols + col, geometry = d.config.geometry
+        let turn: (any HomingReport) throws(GPIODriver.CalibrationRefusal) -> Int?
+        switch action {
+        case .steps(let n):
+            guard (1...geometry.stepsPerRevolution).contains(n) else {
+                throw CalibrationProblem("steps: \(n) is not 1–\(geometry.stepsPerRevolution) (a turn)", status: 400)
+            }
+            turn = { report throws(GPIODriver.CalibrationRefusal) in try d.driver.nudge(board: board, module: m, steps: n, report: report); return nil }
+        case .flap:
+            let place = d.driver.calibrationPlace(of: m)?.place ?? 0
+            let (flap, left) = geometry.flap(finishing: place)
+            let n = left > 0 ? left : geometry.steps(fromFlap: flap)
+            turn = { report throws(GPIODriver.CalibrationRefusal) in try d.driver.nudge(board: board, module: m, steps: n, report: report); return nil }
+        case .showing(let glyph):
+            guard let flap = b.drum.index(of: glyph), flap < geometry.flaps else {
+                throw CalibrationProblem("showing: '\(glyph.text)' is not a flap of board '\(id)'s drum", status: 400)
+            }
+            turn = { report throws(GPIODriver.CalibrationRefusal) in try d.driver.mark(board: board, module: m, showing: flap, report: report) }
+        }
+        var saved: Int?
+        do throws(GPIODriver.CalibrationRefusal) {
+            try conductor.turn(board: board, module: m) { report throws(GPIODriver.CalibrationRefusal) in saved = try turn(report) }
+        } catch {
+            throw CalibrationProblem(error.description)
+        }
+        if let offset = saved {
+            if let stateDir {
+                do { try Calibration.set(offset, board: id, index: m, modules: d.driver.moduleCount, in: stateDir) } catch {
+                    throw CalibrationProblem("the offset \(offset) could not be saved: \(error)", status: 500)
+                }
+                logger.notice("calibrated", metadata: ["board": "\(id)", "module": "\(row),\(col)", "offset": "\(offset)"])
+            } else {
+                logger.warning("calibrated without a state folder: the offset is not kept across a restart",
+                               metadata: ["board": "\(id)", "module": "\(row),\(col)", "offset": "\(offset)"])
+            }
+        }
+        let now = d.driver.calibrationPlace(of: m)
+        return CalibratedModule(board: id, row: row, col: col, place: now?.place, flap: now?.place.map { geometry.flap(finishing: $0).flap },
+                                stepsFromMagnet: now?.stepsFromMagnet, offset: now?.offset, saved: saved)
+    }
+}

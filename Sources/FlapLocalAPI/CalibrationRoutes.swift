@@ -1,0 +1,99 @@
+import FlapBoard
+import FlapCore
+import FlapInput
+import FlapNet
+import Foundation
+
+/// `GET /calibration` (the session) and `POST /calibration` (one request of the maker's), behind
+/// the local API's key like everything else (issue 35). A body is one JSON object:
+///
+///     {"action": "start"}   {"action": "end"}
+///     {"action": "step", "board": "wall", "row": 0, "col": 3, "steps": 1}   (steps: 1 by default)
+///     {"action": "flap", "board": "wall", "row": 0, "col": 3}
+///     {"action": "mark", "board": "wall", "row": 0, "col": 3, "showing": "A"}   (a character, or a code)
+///
+/// `board` may be left out on a wall of one stepper board. Answers: the session
+/// (`CalibrationSession.Status`) for start and end; the module after the request
+/// (`CalibratedModule`, and the session) otherwise; 400 for a body it cannot read, 409 for a
+/// request the module or the session refuses now — each naming what was wrong.
+enum CalibrationRoutes {
+    static let path = "/calibration"
+    static let limits = JSONLimits(maxBytes: 512, maxDepth: 2, maxValues: 16)
+
+    struct Body: Decodable {
+        var action: String
+        var board: String?
+        var row: Int?
+        var col: Int?
+        var steps: Int?
+        var showing: Showing?
+    }
+
+    /// A flap named by its character (`"A"`, `" "` for the blank) or its Vestaboard code.
+    enum Showing: Decodable {
+        case character(String), code(Int)
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let n = try? c.decode(Int.self) { self = .code(n) } else { self = .character(try c.decode(String.self)) }
+        }
+    }
+
+    struct Reply: Encodable {
+        var module: CalibratedModule?
+        var session: CalibrationSession.Status
+    }
+
+    static func handle(_ request: LocalHTTPServer.Request, session: CalibrationSession) async -> LocalHTTPServer.Response {
+        if request.method == .GET { return LocalAPI.json(200, Reply(session: session.status)) }
+        guard request.method == .POST else { return LocalAPI.json(405, ["error": "\(request.method) is not allowed on \(path)"]) }
+        guard !request.tooLarge else { return LocalAPI.json(413, ["error": "body is larger than \(limits.maxBytes) bytes"]) }
+        let bytes = Array(request.body.readableBytesView)
+        do throws(JSONInputError) { try StrictJSON.check(bytes, limits: limits) } catch {
+            return LocalAPI.json(400, ["error": "body is not JSON within \(limits.maxBytes) bytes: \(error)"])
+        }
+        let body: Body
+        do { body = try JSONDecoder().decode(Body.self, from: Data(bytes)) } catch {
+            return LocalAPI.json(400, ["error": "expected {\"action\": \"start\" | \"end\" | \"step\" | \"flap\" | \"mark\", …}: \(Self.reason(error))"])
+        }
+        switch body.action {
+        case "start": return LocalAPI.json(200, Reply(session: await session.begin()))
+        case "end": return LocalAPI.json(200, Reply(session: await session.end()))
+        case "step", "flap", "mark": break
+        default: return LocalAPI.json(400, ["error": "action: '\(body.action)' is not start, end, step, flap or mark"])
+        }
+        let boards = session.status.boards
+        guard let board = body.board ?? (boards.count == 1 ? boards[0] : nil) else {
+            return LocalAPI.json(400, ["error": "board: missing (the stepper boards: \(boards.joined(separator: ", ")))"])
+        }
+        guard let row = body.row, let col = body.col else { return LocalAPI.json(400, ["error": "row and col: missing (each from 0)"]) }
+        let action: CalibrationAction
+        switch body.action {
+        case "step": action = .steps(body.steps ?? 1)
+        case "flap": action = .flap
+        default:
+            guard let showing = body.showing else { return LocalAPI.json(400, ["error": "showing: missing (the flap the module shows: \"A\", or a code)"]) }
+            let glyph: Glyph? = switch showing {
+            case .code(let n): Glyph(code: n)
+            case .character(let s): s.count == 1 ? Glyph(character: s.first!.uppercased().first!) : nil
+            }
+            guard let glyph else { return LocalAPI.json(400, ["error": "showing: expected one character (\" \" for the blank) or a code 0–71"]) }
+            action = .showing(glyph)
+        }
+        do throws(CalibrationProblem) {
+            let module = try await session.act(board: board, row: row, col: col, action)
+            return LocalAPI.json(200, Reply(module: module, session: session.status))
+        } catch {
+            return LocalAPI.json(error.status, ["error": error.description])
+        }
+    }
+
+    /// A decoding error in words: the field and what was wrong with it.
+    static func reason(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
+            return "\(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)"
+        case .keyNotFound(let key, _): return "\(key.stringValue): missing"
+        default: return "\(error)"
+        }
+    }
+}
