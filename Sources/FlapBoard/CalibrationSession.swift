@@ -22,6 +22,11 @@ public final class CalibrationSession: Sendable {
         public var endsInS: Int?
         /// The boards with stepper modules on GPIO, which it can turn.
         public var boards: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case active, boards
+            case idleSeconds = "idle_seconds", endsInS = "ends_in_s"
+        }
     }
 
     let wall: Wall

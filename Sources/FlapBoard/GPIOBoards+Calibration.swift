@@ -32,6 +32,11 @@ public struct CalibratedModule: Codable, Sendable, Equatable {
     public var offset: Int?
     /// The offset this request saved in `calibration.json`, if it saved one.
     public var saved: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case board, row, col, place, flap, offset, saved
+        case stepsFromMagnet = "steps_from_magnet"
+    }
 }
 
 extension GPIOBoards {

@@ -18,6 +18,11 @@ public struct GPIOBoards: Sendable {
     /// No GPIO boards.
     public init() {}
 
+    /// Boards of drivers made elsewhere (the tests' simulated drums), offsets kept in `stateDir`.
+    package init(drivers: [(board: Int, driver: GPIODriver, config: GPIOBoardConfig)], ids: [String], stateDir: String?, logger: Logger) {
+        self.drivers = drivers; self.ids = ids; self.stateDir = stateDir; self.logger = logger
+    }
+
     package init(config: FlapdConfig, stateDir: String?, logger: Logger) throws(GPIOError) {
         self.stateDir = stateDir
         self.logger = logger

@@ -22,8 +22,9 @@ extension GPIODriver {
         }
     }
 
-    /// Where a module stands, for calibration: steps from flap 0's edge as the driver has it, and
-    /// — homed, with a home sensor — steps since its magnet and its offset.
+    /// Where a module stands once the steps it has still to take are out, for calibration: steps
+    /// from flap 0's edge as the driver has it, and — homed, with a home sensor — steps past its
+    /// magnet and its offset.
     public struct CalibrationPlace: Sendable, Equatable {
         public var place: Int?
         public var stepsFromMagnet: Int?
@@ -34,8 +35,10 @@ extension GPIODriver {
         lock.lock()
         defer { lock.unlock() }
         guard target.indices.contains(m) else { return nil }
+        let turn = geometry.stepsPerRevolution, coming = pending[m].count
         let homed = homes?[m].state == .normal
-        return CalibrationPlace(place: place[m], stepsFromMagnet: homed ? homes?[m].count : nil, offset: homes == nil ? nil : offsets[m])
+        return CalibrationPlace(place: place[m].map { ($0 + coming) % turn }, stepsFromMagnet: homed ? homes.map { ($0[m].count + coming) % turn } : nil,
+                                offset: homes == nil ? nil : offsets[m])
     }
 
     /// Turns module `m` on by `steps` (1 or more, forward only) at the homing pace; its landing

@@ -116,37 +116,3 @@ struct Home: ParsableCommand {
         print(try api.request("POST", "/home").body)
     }
 }
-
-struct Calibrate: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Set a GPIO module's offset — the steps from its magnet to flap 0 — in the state directory; `flapd home` then uses it.",
-        discussion: """
-            Home the board, look at the module: if it stands short of its blank flap by N steps,
-            add N to its offset (fewer: subtract), set it here and home again. Offsets live in
-            <state dir>/calibration.json, not in firmware.
-            """)
-
-    @Option(name: .shortAndLong, help: "The config file (for the board's size and the state directory).") var config: String
-    @Option(help: "The board's id (default: the first).") var board: String?
-    @Option(help: "The module, as ROW,COL from 0.") var module: String
-    @Option(help: "Steps from the magnet to flap 0.") var offset: Int
-    @Option(help: "The state directory (default: the config's state_dir, else $STATE_DIRECTORY).") var stateDir: String?
-
-    func run() throws {
-        let c = try loadConfig(config)
-        guard let b = board.map({ id in c.boards.first { $0.id == id } }) ?? c.boards.first else { throw fail("--board: no board '\(board!)'") }
-        let rc = module.split(separator: ",").compactMap { Int($0) }
-        guard rc.count == 2, (0..<b.rows).contains(rc[0]), (0..<b.cols).contains(rc[1]) else {
-            throw fail("--module: '\(module)' is not ROW,COL within \(b.rows) × \(b.cols)")
-        }
-        guard let dir = stateDir ?? c.stateDir ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"] else {
-            throw fail("no state directory: give --state-dir or state_dir in the config")
-        }
-        let steps = b.gpio?.geometry.stepsPerRevolution ?? 0
-        guard b.output == .gpio, (0..<max(steps, 1)).contains(offset) else {
-            throw fail(b.output == .gpio ? "--offset: \(offset) is outside 0…\(steps - 1) (steps a turn)" : "board '\(b.id)' is not a gpio board")
-        }
-        try Calibration.set(offset, board: b.id, index: rc[0] * b.cols + rc[1], modules: b.rows * b.cols, in: dir)
-        print("module \(rc[0]),\(rc[1]) of '\(b.id)': offset \(offset) saved in \(Calibration.path(dir)); `flapd home` applies it")
-    }
-}
