@@ -155,7 +155,8 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             // The web page, built into the binary.
-            resources: [.embedInCode("Web/assets/index.html"), .embedInCode("Web/assets/app.js"), .embedInCode("Web/assets/app.css")]
+            resources: [.embedInCode("Web/assets/index.html"), .embedInCode("Web/assets/app.js"), .embedInCode("Web/assets/app.css"),
+                        .embedInCode("Web/assets/calibrate.js")]
         ),
         // The board as a Home Assistant device over MQTT.
         .target(

@@ -5,7 +5,8 @@ import FlapTiming
 
 /// What a maker does to one module in a calibration session (`CalibrationSession`).
 public enum CalibrationAction: Sendable, Equatable {
-    /// Turn on by this many motor steps (forward only).
+    /// Turn on by this many motor steps; a negative count turns back as a forward-only drum
+    /// can: on round, a turn less that many.
     case steps(Int)
     /// Turn on to the next flap's edge.
     case flap
@@ -57,10 +58,12 @@ extension GPIOBoards {
         let turn: (any HomingReport) throws(GPIODriver.CalibrationRefusal) -> Int?
         switch action {
         case .steps(let n):
-            guard (1...geometry.stepsPerRevolution).contains(n) else {
-                throw CalibrationProblem("steps: \(n) is not 1–\(geometry.stepsPerRevolution) (a turn)", status: 400)
+            let spr = geometry.stepsPerRevolution
+            guard n != 0, (-(spr - 1)...spr).contains(n) else {
+                throw CalibrationProblem("steps: \(n) is not 1–\(spr) (a turn), or back -1 to -\(spr - 1)", status: 400)
             }
-            turn = { report throws(GPIODriver.CalibrationRefusal) in try d.driver.nudge(board: board, module: m, steps: n, report: report); return nil }
+            let forward = n > 0 ? n : spr + n
+            turn = { report throws(GPIODriver.CalibrationRefusal) in try d.driver.nudge(board: board, module: m, steps: forward, report: report); return nil }
         case .flap:
             let place = d.driver.calibrationPlace(of: m)?.place ?? 0
             let (flap, left) = geometry.flap(finishing: place)

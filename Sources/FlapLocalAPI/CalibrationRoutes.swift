@@ -8,7 +8,7 @@ import Foundation
 /// the local API's key like everything else (issue 35). A body is one JSON object:
 ///
 ///     {"action": "start"}   {"action": "end"}
-///     {"action": "step", "board": "wall", "row": 0, "col": 3, "steps": 1}   (steps: 1 by default)
+///     {"action": "step", "board": "wall", "row": 0, "col": 3, "steps": 1}   (1 by default; -1: a turn less one)
 ///     {"action": "flap", "board": "wall", "row": 0, "col": 3}
 ///     {"action": "mark", "board": "wall", "row": 0, "col": 3, "showing": "A"}   (a character, or a code)
 ///

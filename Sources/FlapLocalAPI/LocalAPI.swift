@@ -56,7 +56,9 @@ public enum LocalAPI {
             case (.POST, "/home"):
                 let boards = await BlockingWork.run { status.gpio.homeAll(on: wall.conductor) }  // reads calibration.json
                 return boards.isEmpty ? json(409, ["error": "no board has home sensors (gpio.home)"]) : json(202, ["homing": boards])
-            case (_, CalibrationRoutes.path) where calibration != nil: return await CalibrationRoutes.handle(request, session: calibration!)
+            case (_, CalibrationRoutes.path):
+                guard let calibration else { return json(404, ["error": "no board has stepper modules on GPIO to calibrate"]) }
+                return await CalibrationRoutes.handle(request, session: calibration)
             case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
             case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)

@@ -107,6 +107,11 @@ import TestWaits
         #expect(flapped.status == 200 && (flapped.json["module"] as? [String: Any])?["flap"] as? Int == 1, "\(flapped)")
         #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
         #expect(rig.drum.positions[0] == 82)
+        // A step back: a drum only turns forward, so on round, a turn less one step.
+        let back = await rig.post(#"{"action": "step", "row": 0, "col": 0, "steps": -1}"#)
+        #expect(back.status == 200 && (back.json["module"] as? [String: Any])?["place"] as? Int == 1, "\(back)")
+        #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
+        #expect(rig.drum.positions[0] == 82 + 79)
         // The end: the message shows.
         let ended = await rig.post(#"{"action": "end"}"#)
         #expect(ended.status == 200 && (ended.json["session"] as? [String: Any])?["active"] as? Bool == false)
@@ -136,6 +141,7 @@ import TestWaits
             (#"{"action": "step", "row": 0, "col": 2}"#, 400, "no module 0,2"),
             (#"{"action": "step", "board": "door", "row": 0, "col": 0}"#, 400, "no board 'door'"),
             (#"{"action": "step", "row": 0, "col": 0, "steps": 0}"#, 400, "steps: 0"),
+            (#"{"action": "step", "row": 0, "col": 0, "steps": -80}"#, 400, "steps: -80"),
             (#"{"action": "step", "row": "x", "col": 0}"#, 400, "row"),
             (#"{"action": "mark", "row": 0, "col": 0}"#, 400, "showing: missing"),
             (#"{"action": "mark", "row": 0, "col": 0, "showing": "AB"}"#, 400, "one character"),

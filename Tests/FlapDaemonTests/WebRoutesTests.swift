@@ -39,17 +39,19 @@ import Testing
 
     @Test func assetsNeedNoKeyAndNothingElseIsOpen() async throws {
         let (answer, _, _) = try handler()
-        for (path, type) in [("/", "text/html"), ("/app.js", "text/javascript"), ("/app.css", "text/css")] {
+        for (path, type) in [("/", "text/html"), ("/app.js", "text/javascript"), ("/app.css", "text/css"), ("/calibrate.js", "text/javascript")] {
             let r = await answer(request(.GET, path, key: nil))
             #expect(r.status == 200 && r.contentType.hasPrefix(type) && r.body.count > 1000, "\(path)")
         }
         let html = String(decoding: await answer(request(.GET, "/", key: nil)).body, as: UTF8.self)
         #expect(!html.contains("http://") && !html.contains("https://"), "nothing is fetched from elsewhere")
-        for (method, path) in [(HTTPMethod.GET, "/events"), (.POST, "/local-api/preview"), (.POST, "/quiet"), (.GET, "/status")] {
+        for (method, path) in [(HTTPMethod.GET, "/events"), (.POST, "/local-api/preview"), (.POST, "/quiet"), (.GET, "/status"), (.POST, "/calibration")] {
             let r = await answer(request(method, path, "{}", key: "wrong"))
             #expect(r.status == 401 && String(decoding: r.body, as: UTF8.self) == "Invalid API key", "\(path)")
         }
         #expect(await answer(request(.POST, "/app.js")).status == 405)
+        let calibration = await answer(request(.GET, "/calibration"))
+        #expect(calibration.status == 404 && String(decoding: calibration.body, as: UTF8.self).contains("no board has stepper modules"))
     }
 
     @Test func thePreviewShowsWhatWouldShowAndMovesNothing() async throws {

@@ -4,4 +4,5 @@ enum WebAssets {
     static let html = PackageResources.index_html
     static let script = PackageResources.app_js
     static let style = PackageResources.app_css
+    static let calibrate = PackageResources.calibrate_js
 }

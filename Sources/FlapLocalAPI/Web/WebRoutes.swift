@@ -15,6 +15,7 @@ enum WebRoutes {
     static let assets: [String: (type: String, body: [UInt8])] = [
         "/": ("text/html; charset=utf-8", WebAssets.html),
         "/app.js": ("text/javascript; charset=utf-8", WebAssets.script),
+        "/calibrate.js": ("text/javascript; charset=utf-8", WebAssets.calibrate),
         "/app.css": ("text/css; charset=utf-8", WebAssets.style),
     ]
     /// The paths behind the key.

@@ -339,10 +339,13 @@ async function action(what, path, body) {
 
 // --- views -------------------------------------------------------------------------------------
 function route() {
-  const onStatus = location.hash === '#status';
-  $('status-view').hidden = !onStatus; $('board-view').hidden = onStatus;
-  $('nav-status').classList.toggle('here', onStatus); $('nav-board').classList.toggle('here', !onStatus);
-  if (onStatus) status();
+  const view = ['#status', '#calibrate'].includes(location.hash) ? location.hash.slice(1) : 'board';
+  for (const v of ['board', 'status', 'calibrate']) {
+    $(v + '-view').hidden = v !== view;
+    $('nav-' + v).classList.toggle('here', v === view);
+  }
+  if (view === 'status') status();
+  if (view === 'calibrate' && typeof calibration !== 'undefined') calibration.show();  // calibrate.js loads after
 }
 function display(on) { document.body.classList.toggle('display', on); size(); }
 
