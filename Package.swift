@@ -238,7 +238,7 @@ let package = Package(
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "FlapDaemonTests", dependencies: [
-            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapGPIOTesting", "FlapNet", "FlapSerial", "FlapTerminal", "TestWaits",
+            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal", "TestWaits",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -260,9 +260,7 @@ let package = Package(
         .testTarget(name: "FlapHubTests", dependencies: [
             "FlapMessages", "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapGPIOTesting", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
-        // A drum with a hall sensor, simulated (pure logic): the GPIO driver's and calibration's unit tests.
-        .target(name: "FlapGPIOTesting", dependencies: ["FlapGPIO", "FlapClock"], path: "Tests/FlapGPIOTesting"),
+        .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),
         // What the end-to-end suites share: the real executables as child processes, a scripted
         // message API server, a flaphub, a Mosquitto broker, nginx, QEMU guests, a notify socket.

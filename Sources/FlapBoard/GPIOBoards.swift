@@ -30,12 +30,18 @@ public struct GPIOBoards: Sendable {
         for (i, b) in config.boards.enumerated() {
             guard b.output == .gpio, let g = b.gpio else { continue }
             let engine = LineEngine(wiring: g.wiring, modules: b.rows * b.cols)
-            let outputs: LibgpiodOutputs
-            do { outputs = try LibgpiodOutputs(chip: g.wiring.chip, lines: g.wiring.lines, initial: engine.initial) } catch {
-                throw GPIOError("board '\(b.id)': \(error)")
+            let simulated = g.wiring.chip == Self.simulatedChip ? try Self.simulatedDrums(b, g) : nil
+            let outputs: any GPIOOutputs
+            if let simulated {
+                outputs = simulated
+                logger.notice("gpio: board '\(b.id)' drives simulated drums (chip: simulated), no lines")
+            } else {
+                do { outputs = try LibgpiodOutputs(chip: g.wiring.chip, lines: g.wiring.lines, initial: engine.initial) } catch {
+                    throw GPIOError("board '\(b.id)': \(error)")
+                }
+                logger.info("gpio lines requested", metadata: ["board": "\(b.id)", "chip": "\(g.wiring.chip)",
+                                                              "lines": "\(g.wiring.lines)", "libgpiod": "\(LibgpiodOutputs.api)"])
             }
-            logger.info("gpio lines requested", metadata: ["board": "\(b.id)", "chip": "\(g.wiring.chip)",
-                                                          "lines": "\(g.wiring.lines)", "libgpiod": "\(LibgpiodOutputs.api)"])
             if case .max7219(let chain) = g.wiring.kind {
                 leds.append((i, LEDMatrixDriver(board: i, rows: b.rows, cols: b.cols, chain: chain, outputs: outputs,
                                                 log: { logger.warning("board '\(b.id)': \($0)") })))
@@ -53,15 +59,30 @@ public struct GPIOBoards: Sendable {
                 }
             }
             if let home = g.home {
-                let sensors: LibgpiodInputs
-                do { sensors = try LibgpiodInputs(chip: g.wiring.chip, lines: home.lines, bias: home.bias) } catch {
-                    throw GPIOError("board '\(b.id)': \(error)")
+                let sensors: any GPIOInputs
+                if let simulated { sensors = simulated } else {
+                    do { sensors = try LibgpiodInputs(chip: g.wiring.chip, lines: home.lines, bias: home.bias) } catch {
+                        throw GPIOError("board '\(b.id)': \(error)")
+                    }
                 }
                 driver.attach(.init(inputs: sensors, activeLow: home.activeLow, offsets: offsets(board: b.id, modules: b.rows * b.cols),
                                     maxFailures: home.maxFailures, powerGroups: b.timing.powerGroups))
             }
             drivers.append((i, driver, g))
         }
+    }
+
+    /// `gpio: { chip: simulated }`: a stepper board without hardware — each module a simulated
+    /// drum with its magnet (and home sensor, when `home` is set) at its step 0, standing a few
+    /// steps from it at start — to try homing and calibration on (README).
+    static let simulatedChip = "simulated"
+
+    static func simulatedDrums(_ b: BoardConfig, _ g: GPIOBoardConfig) throws(GPIOError) -> SimulatedDrum {
+        guard case .stepDir(let s) = g.wiring.kind, !s.stepActiveLow, Set(s.step).count == s.step.count else {
+            throw GPIOError("board '\(b.id)': chip: simulated drives step_dir modules (active-high STEP, a line each) only")
+        }
+        let turn = g.geometry.stepsPerRevolution
+        return SimulatedDrum(steps: turn, magnet: 0, positions: (0..<(b.rows * b.cols)).map { ($0 * 7 + 3) % turn })
     }
 
     /// A board's calibrated offsets (zeros when none are saved or the file is unreadable).

@@ -3,7 +3,6 @@ import FlapClock
 @testable import FlapConfig
 import FlapCore
 import FlapGPIO
-import FlapGPIOTesting
 @testable import FlapLocalAPI
 import FlapNet
 import Foundation

@@ -1,6 +1,5 @@
 import FlapClock
 import FlapCore
-import FlapGPIOTesting
 import FlapTiming
 import Synchronization
 import Testing

@@ -7,7 +7,6 @@ import Testing
 import TestWaits
 @testable import FlapCore
 @testable import FlapGPIO
-import FlapGPIOTesting
 
 @Suite struct HomingTests {
     let wiring = GPIOWiring(chip: "c", kind: .stepDir(.init(step: [1], pulseNanos: 1_000_000)))

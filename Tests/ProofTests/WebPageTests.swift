@@ -28,7 +28,7 @@ import Testing
 
         #expect((seen["wrong-key-problem"] as? String)?.hasPrefix("Invalid API key") == true, "\(seen)")
         #expect(seen["wrong-key-cells"] as? Int == 0, "no board without the key")
-        #expect(seen["cells"] as? Int == 132 && seen["board-before"] as? Bool == true)
+        #expect(seen["cells"] as? Int == 30 && seen["board-before"] as? Bool == true)
         #expect(seen["post"] as? Int == 201)
         #expect(seen["settled-matches"] as? Bool == true, "the page ends on GET /local-api/message")
         let posted = try #require(seen["flips-posted"] as? Int)
@@ -58,5 +58,45 @@ import Testing
         for shot in ["board", "compose", "status", "display"] {
             #expect(FileManager.default.fileExists(atPath: "\(dir)/\(shot).png"))
         }
+    }
+
+    /// Issue 35, item 1: the calibration view in a real browser, by the keyboard alone, against a
+    /// flapd whose 3 × 10 board is simulated drums (`chip: simulated`, homed at start): start,
+    /// the arrows to module 0,1, three steps with +, A and Enter — the offset the steps imply
+    /// (3 − A's edge 2 = 1) saved in calibration.json — n to the next module, a flap with f, end.
+    @Test(.timeLimit(.minutes(10))) func calibrationByTheKeyboardInARealBrowser() async throws {
+        let dir = try scratchDirectory("flap-web-calibrate")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let venv = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/venv", "browser"], executable: "/bin/bash")
+        try #require(await venv.waitForSlowExit() == 0, "the browser venv: \(venv.stderr)")
+        let python = venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let steps = (0..<30).map(String.init).joined(separator: ", "), sensors = (100..<130).map(String.init).joined(separator: ", ")
+        try """
+            local_api: { port: 0, key: hallway-key }
+            state_dir: \(dir)
+            boards:
+              - id: wall
+                rows: 3
+                cols: 10
+                output: gpio
+                timing: { flip_ms: 60 }
+                gpio: { chip: simulated, kind: step_dir, step: [\(steps)], steps_per_revolution: 80, home: { lines: [\(sensors)] } }
+            """.write(toFile: dir + "/c.yaml", atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["run", "--config", dir + "/c.yaml", "--plain", "--no-sound"])
+        defer { flapd.terminate() }
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
+        let check = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/web-calibrate-check.py", "\(port)", "hallway-key", dir], executable: python)
+        #expect(await check.waitForSlowExit() == 0, "\(check.stderr)")
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stdout)\n\(check.stderr)")
+        #expect(seen["cells"] as? Int == 30 && seen["started"] as? Bool == true && seen["picked"] as? String == "0,1", "\(seen)")
+        let places = (seen["after-steps"] as? [String] ?? []).compactMap { $0.firstMatch(of: #/place (\d+) /#).map { Int($0.1)! } }
+        #expect(places == [1, 2, 3], "three steps from the blank's edge: \(seen)")
+        #expect(seen["showing"] as? String == "A" && (seen["after-mark"] as? String)?.contains("saved offset 1") == true, "\(seen)")
+        #expect(try String(contentsOfFile: dir + "/calibration.json", encoding: .utf8).contains("1"), "the offset is in the file")
+        #expect(seen["done"] as? [String] == ["0,1"] && seen["next"] as? String == "0,2")
+        #expect((seen["after-flap"] as? String)?.contains("module 0,2, flap 1, place 2 ") == true, "\(seen)")
+        #expect(seen["ended"] as? Bool == true && seen["key-asked"] as? Bool == false)
+        #expect(seen["console-errors"] as? [String] == [], "\(seen["console-errors"] ?? "")")
+        #expect(FileManager.default.fileExists(atPath: dir + "/calibrate.png"))
     }
 }

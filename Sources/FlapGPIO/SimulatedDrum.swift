@@ -1,14 +1,14 @@
 import FlapClock
-import FlapGPIO
 import Foundation
 import Synchronization
 
-/// A drum on a STEP/DIR driver with a hall sensor, simulated: it counts the STEP line's rising
-/// edges and, while the drum stands at its magnet, holds the sensor low (active). Each edge has
-/// the instant of the step that caused it; with `lag`, the reader gets it only after that many
-/// more steps or 200 ms (a sensor thread that fell behind: it never says "no edge" while one is
-/// queued). Pure logic for the driver's homing; the
-/// kernel's lines are in the HIL test.
+/// Drums on STEP/DIR drivers with hall sensors, simulated: each counts its STEP line's rising
+/// edges and, while it stands at its magnet, holds its sensor low (active). Each edge has the
+/// instant of the step that caused it; with `lag`, the reader gets it only after that many more
+/// steps or 200 ms (a sensor thread that fell behind: it never says "no edge" while one is
+/// queued). What `gpio: { chip: simulated }` drives — a stepper board without hardware, to try
+/// homing and calibration on (README) — and the driver's unit tests (which also make it slip
+/// and break its sensor); the kernel's lines are in the HIL tests.
 public final class SimulatedDrum: GPIOOutputs, GPIOInputs, @unchecked Sendable {
     public let steps: Int, magnet: Int, lag: Int
     private let state: Mutex<(positions: [Int], stepHigh: [Bool], edges: [(edge: SensorEdge, readable: Int)], sensorWorks: Bool, log: [Int])>
