@@ -14,6 +14,38 @@ public enum CalibrationAction: Sendable, Equatable {
     case showing(Glyph)
 }
 
+/// One request of a calibration session as JSON (`POST /calibration`; what `flapd calibrate`
+/// sends): `action` start, end, step, flap or mark; the module by `board` (optional on a wall of
+/// one stepper board), `row` and `col` from 0; `steps` for a step; `showing` for a mark.
+public struct CalibrationRequest: Codable, Sendable {
+    public var action: String
+    public var board: String?
+    public var row: Int?
+    public var col: Int?
+    public var steps: Int?
+    public var showing: Showing?
+
+    /// A flap named by its character (`"A"`, `" "` for the blank) or its Vestaboard code.
+    public enum Showing: Codable, Sendable, Equatable {
+        case character(String), code(Int)
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let n = try? c.decode(Int.self) { self = .code(n) } else { self = .character(try c.decode(String.self)) }
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            switch self {
+            case .character(let s): try c.encode(s)
+            case .code(let n): try c.encode(n)
+            }
+        }
+    }
+
+    public init(action: String, board: String? = nil, row: Int? = nil, col: Int? = nil, steps: Int? = nil, showing: Showing? = nil) {
+        self.action = action; self.board = board; self.row = row; self.col = col; self.steps = steps; self.showing = showing
+    }
+}
+
 /// A calibration request refused: why, and the HTTP status the local API answers with.
 public struct CalibrationProblem: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String

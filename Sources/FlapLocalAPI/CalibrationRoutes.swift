@@ -20,24 +20,6 @@ enum CalibrationRoutes {
     static let path = "/calibration"
     static let limits = JSONLimits(maxBytes: 512, maxDepth: 2, maxValues: 16)
 
-    struct Body: Decodable {
-        var action: String
-        var board: String?
-        var row: Int?
-        var col: Int?
-        var steps: Int?
-        var showing: Showing?
-    }
-
-    /// A flap named by its character (`"A"`, `" "` for the blank) or its Vestaboard code.
-    enum Showing: Decodable {
-        case character(String), code(Int)
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if let n = try? c.decode(Int.self) { self = .code(n) } else { self = .character(try c.decode(String.self)) }
-        }
-    }
-
     struct Reply: Encodable {
         var module: CalibratedModule?
         var session: CalibrationSession.Status
@@ -51,8 +33,8 @@ enum CalibrationRoutes {
         do throws(JSONInputError) { try StrictJSON.check(bytes, limits: limits) } catch {
             return LocalAPI.json(400, ["error": "body is not JSON within \(limits.maxBytes) bytes: \(error)"])
         }
-        let body: Body
-        do { body = try JSONDecoder().decode(Body.self, from: Data(bytes)) } catch {
+        let body: CalibrationRequest
+        do { body = try JSONDecoder().decode(CalibrationRequest.self, from: Data(bytes)) } catch {
             return LocalAPI.json(400, ["error": "expected {\"action\": \"start\" | \"end\" | \"step\" | \"flap\" | \"mark\", …}: \(Self.reason(error))"])
         }
         switch body.action {

@@ -19,15 +19,7 @@ struct Calibrate: ParsableCommand {
         subcommands: [SetOffset.self, Start.self, Step.self, Flap.self, Mark.self, End.self, Show.self],
         defaultSubcommand: SetOffset.self)
 
-    /// One request of a session: the JSON body, the answer printed.
-    struct Request: Encodable {
-        var action: String
-        var board: String?
-        var row: Int?
-        var col: Int?
-        var steps: Int?
-        var showing: String?
-    }
+    typealias Request = CalibrationRequest
 
     /// A module's ROW,COL from 0.
     static func module(_ text: String) throws -> (row: Int, col: Int) {
@@ -36,6 +28,7 @@ struct Calibrate: ParsableCommand {
         return (rc[0], rc[1])
     }
 
+    /// One request of a session as JSON; the answer printed.
     static func send(_ request: Request, _ api: LocalAPIOptions) throws {
         let body = try JSONEncoder().encode(request)
         print(try api.request("POST", "/calibration", body: body).body)
@@ -90,7 +83,7 @@ struct Calibrate: ParsableCommand {
         @Option(help: "The flap it shows: a character (' ' for the blank).") var showing: String
         func run() throws {
             let m = try Calibrate.module(module)
-            try Calibrate.send(Request(action: "mark", board: board, row: m.row, col: m.col, showing: showing), api)
+            try Calibrate.send(Request(action: "mark", board: board, row: m.row, col: m.col, showing: .character(showing)), api)
         }
     }
 }

@@ -19,12 +19,19 @@ import TestWaits
         var count: Int { all.withLock { $0.count } }
     }
 
-    @Test func aMarkSavesTheOffsetTheDrumHasAndTheModuleMovesRightAfter() async throws {
-        // The drum's flap 0 is 7 steps past its magnet; the driver believes 5.
-        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+    /// One module on a drum at step 17, with a home sensor and offset 5, started to show flap 3
+    /// (not homed yet); the caller stops it.
+    func started(_ drum: SimulatedDrum) -> GPIODriver {
         let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
         driver.attach(.init(inputs: drum, offsets: [5]))
         driver.start(targets: [3])
+        return driver
+    }
+
+    @Test func aMarkSavesTheOffsetTheDrumHasAndTheModuleMovesRightAfter() async throws {
+        // The drum's flap 0 is 7 steps past its magnet; the driver believes 5.
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+        let driver = started(drum)
         defer { driver.stop() }
         driver.homeAll()
         #expect(await eventually { driver.idle })
@@ -52,9 +59,7 @@ import TestWaits
 
     @Test func whatCannotBeCalibratedNowIsRefusedSayingWhy() async throws {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
-        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
-        driver.attach(.init(inputs: drum, offsets: [5]))
-        driver.start(targets: [3])
+        let driver = started(drum)
         defer { driver.stop() }
         let landings = Landings()
         #expect(throws: GPIODriver.CalibrationRefusal.notHomed(0)) { _ = try driver.mark(board: 0, module: 0, showing: 3, report: landings) }

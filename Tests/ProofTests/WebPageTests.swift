@@ -12,12 +12,17 @@ import Testing
 /// CPU throttled, messages every 0.3 s) ends on the last message, every module one glyph on both
 /// halves; and the race of a settle overtaken by the next flip, played into the page, leaves C.
 @Suite struct WebPageTests {
+    /// The Python of the browser venv (Selenium), which `./setup --test` made.
+    static func browserPython() async throws -> String {
+        let venv = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/venv", "browser"], executable: "/bin/bash")
+        try #require(await venv.waitForSlowExit() == 0, "the browser venv: \(venv.stderr)")
+        return venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @Test(.timeLimit(.minutes(15))) func thePageShowsTheWallInARealBrowser() async throws {
         let dir = try scratchDirectory("flap-web")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let venv = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/venv", "browser"], executable: "/bin/bash")
-        try #require(await venv.waitForSlowExit() == 0, "the browser venv: \(venv.stderr)")
-        let python = venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let python = try await Self.browserPython()
         try "local_api: { port: 0, key: hallway-key }\n".write(toFile: dir + "/c.yaml", atomically: true, encoding: .utf8)
         let flapd = try FlapdProcess(["demo", "--config", dir + "/c.yaml", "--plain", "--no-sound"])
         defer { flapd.terminate() }
@@ -67,9 +72,7 @@ import Testing
     @Test(.timeLimit(.minutes(10))) func calibrationByTheKeyboardInARealBrowser() async throws {
         let dir = try scratchDirectory("flap-web-calibrate")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let venv = try FlapdProcess([QEMUGuest.repository.path + "/Tests/clients/venv", "browser"], executable: "/bin/bash")
-        try #require(await venv.waitForSlowExit() == 0, "the browser venv: \(venv.stderr)")
-        let python = venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let python = try await Self.browserPython()
         let steps = (0..<30).map(String.init).joined(separator: ", "), sensors = (100..<130).map(String.init).joined(separator: ", ")
         try """
             local_api: { port: 0, key: hallway-key }
