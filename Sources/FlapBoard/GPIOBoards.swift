@@ -11,7 +11,7 @@ import Logging
 public struct GPIOBoards: Sendable {
     public var drivers: [(board: Int, driver: GPIODriver, config: GPIOBoardConfig)] = []
     public var leds: [(board: Int, driver: LEDMatrixDriver)] = []
-    private var ids: [String] = []
+    private(set) var ids: [String] = []
     private(set) var stateDir: String?
     private(set) var logger = Logger(label: "flapd")
 

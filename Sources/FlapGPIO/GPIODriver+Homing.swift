@@ -123,16 +123,23 @@ extension GPIODriver {
     /// Starts the queued homing turns that their power groups have room for (a module turning
     /// for any reason counts). Caller holds the lock.
     func pumpHoming(now: Int64) {
-        guard !homingQueue.isEmpty else { return }
+        guard !homingQueue.isEmpty || !turnQueue.isEmpty else { return }
         let cols = self.cols
         func turning(_ m: Int) -> Bool { !pending[m].isEmpty || releases[m] != nil }
-        homingQueue.removeAll { m in
-            let full = homingGroups.contains { g in
+        func full(_ m: Int) -> Bool {
+            homingGroups.contains { g in
                 g.contains(row: m / cols, col: m % cols)
                     && target.indices.filter { g.contains(row: $0 / cols, col: $0 % cols) && turning($0) }.count >= g.maxMoving
             }
-            if full { return false }
+        }
+        homingQueue.removeAll { m in
+            if full(m) { return false }
             startHoming(m, now: now)
+            return true
+        }
+        turnQueue.removeAll { m in
+            if full(m) { return false }
+            startTurn(m, now: now)
             return true
         }
     }

@@ -76,6 +76,12 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     var homingSteps: [Int]
     /// Landings gathered under the lock, reported by the step thread once it lets go.
     var landings: [(module: Int, flap: Int?, flaps: Int)] = []
+    /// The self-test (`selfTest`): modules waiting for room in their power group to turn once
+    /// round, those turning (when each began, its passes by then, its planned time), and what
+    /// each turn measured.
+    var turnQueue: [Int] = []
+    var turning: [Int: (began: Int64, passes: Int, planned: Int64)] = [:]
+    var turnResultsSoFar: [Int: TurnResult] = [:]
 
     /// `flip`: the board's flip interval, the pace of homing turns until a plan says otherwise.
     public init(board: Int, rows: Int, cols: Int, wiring: GPIOWiring, geometry: StepGeometry, flip: Int64 = 120_000_000,
@@ -105,7 +111,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
     /// Whether every module has finished its steps and been released.
     public var idle: Bool {
         lock.lock(); defer { lock.unlock() }
-        return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty && homingQueue.isEmpty && !writing
+        return pending.allSatisfy(\.isEmpty) && pulses.isEmpty && releases.isEmpty && homingQueue.isEmpty && turnQueue.isEmpty && !writing
     }
     /// The thread is writing what it took from the queues (idle only once it is written).
     private var writing = false
@@ -355,6 +361,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         let releasing = releases.filter { $0.value <= now && pending[$0.key].isEmpty && !pulsing.contains($0.key) }.map(\.key).sorted()
         if !releasing.isEmpty {
             for m in releasing { releases[m] = nil }
+            finishTurns(releasing, now: now)
             // A homing turn the conductor asked for is over once its module is released.
             for m in releasing where landingDue.contains(m) && homes?[m].state != .homing && !homingQueue.contains(m) {
                 landingDue.remove(m)

@@ -33,6 +33,8 @@ public struct HomeTracker: Sendable, Equatable {
     /// steps, positive when the magnet came late — the drum fell behind its steps (it slipped) —
     /// negative when it came early.
     public private(set) var errors: [Int] = []
+    /// How many passes were measured since flapd started.
+    public private(set) var passes = 0
     /// Steps taken in the homing turn so far.
     private var searched = 0
     /// The instants of the latest steps (a ring, `next` is the oldest once it is full).
@@ -99,6 +101,7 @@ public struct HomeTracker: Sendable, Equatable {
             let d = max(0, count - late) % stepsPerRevolution
             let error = d > stepsPerRevolution / 2 ? d - stepsPerRevolution : d
             errors.append(error)
+            passes += 1
             if errors.count > Self.historyLength { errors.removeFirst() }
             guard abs(error) <= window else {
                 unexpected += 1

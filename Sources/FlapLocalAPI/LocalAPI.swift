@@ -12,7 +12,8 @@ import NIOHTTP1
 /// The Vestaboard-compatible local HTTP API of one board (or of one grid of boards, as one):
 /// `POST /local-api/message` (codes, `{"characters"}` or `{"text"}`) → 201, and
 /// `GET /local-api/message` → `{"message": [[codes]]}`, guarded by `X-Vestaboard-Local-Api-Key`
-/// when a key is configured; also `GET /status`, `GET /metrics`, `POST /home`, live calibration
+/// when a key is configured; also `GET /status`, `GET /metrics`, `POST /home`, the self-test
+/// (`POST` and `GET /selftest`), live calibration
 /// (`GET` and `POST /calibration`, `CalibrationRoutes`), and the web page
 /// (`WebRoutes`: the page at `/`, the live board at `/events`, previews, the quiet switch).
 public enum LocalAPI {
@@ -27,7 +28,7 @@ public enum LocalAPI {
     static let keyHeader = "X-Vestaboard-Local-Api-Key"
     static let enablementHeader = "X-Vestaboard-Local-Api-Enablement-Token"
     /// The paths it serves; another method on one of them is 405, another path 404.
-    static let paths: Set = ["/status", "/metrics", "/home", "/local-api/message", "/local-api/enablement", CalibrationRoutes.path]
+    static let paths: Set = ["/status", "/metrics", "/home", "/selftest", "/local-api/message", "/local-api/enablement", CalibrationRoutes.path]
     typealias Request = LocalHTTPServer.Request
     typealias Response = LocalHTTPServer.Response
 
@@ -56,6 +57,11 @@ public enum LocalAPI {
             case (.POST, "/home"):
                 let boards = await BlockingWork.run { status.gpio.homeAll(on: wall.conductor) }  // reads calibration.json
                 return boards.isEmpty ? json(409, ["error": "no board has home sensors (gpio.home)"]) : json(202, ["homing": boards])
+            case (.POST, "/selftest"):
+                let turning = await BlockingWork.run { status.gpio.selfTest(conductor: wall.conductor) }
+                return turning == 0 ? json(409, ["error": "no module to turn: no stepper board on GPIO, or every module busy or faulty"])
+                    : json(202, ["turning": turning])
+            case (.GET, "/selftest"): return json(200, status.gpio.selfTestReport { wall.config.boards[$0].cols })
             case (_, CalibrationRoutes.path):
                 guard let calibration else { return json(404, ["error": "no board has stepper modules on GPIO to calibrate"]) }
                 return await CalibrationRoutes.handle(request, session: calibration)

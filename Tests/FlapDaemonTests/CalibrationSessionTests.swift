@@ -45,10 +45,13 @@ import TestWaits
         }
 
         func post(_ body: String) async -> (status: Int, json: [String: Any]) {
+            await request(.POST, body.hasPrefix("{\"text") ? "/local-api/message" : "/calibration", body)
+        }
+
+        func request(_ method: HTTPMethod, _ path: String, _ body: String = "") async -> (status: Int, json: [String: Any]) {
             var headers = HTTPHeaders()
             headers.add(name: "X-Vestaboard-Local-Api-Key", value: "k")
-            let r = await answer(LocalHTTPServer.Request(method: .POST, path: body.hasPrefix("{\"text") ? "/local-api/message" : "/calibration",
-                                                         headers: headers, body: ByteBuffer(string: body)))
+            let r = await answer(LocalHTTPServer.Request(method: method, path: path, headers: headers, body: ByteBuffer(string: body)))
             return (r.status, (try? JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any]) ?? [:])
         }
     }
@@ -150,5 +153,30 @@ import TestWaits
             #expect(r.status == status && (says.isEmpty || (r.json["error"] as? String)?.contains(says) == true), "\(body.prefix(60)) → \(r)")
         }
         #expect(rig.drum.positions == [80, 80], "nothing moved")
+    }
+
+    /// Issue 35, item 4: the self-test turns every module once round, on the timeline; a drum
+    /// that slips a step in its turn is named `slipping` with its error, the other not; both end
+    /// on the flap they showed (the slipped step made good).
+    @Test func theSelfTestTurnsEveryModuleOnceAndNamesTheOneThatSlips() async throws {
+        let rig = try await rig()
+        defer { rig.stop() }
+        // Away from their magnets first (H and I: 16 and 18 steps past), so each turn passes one.
+        #expect(await rig.post(#"{"text": "HI"}"#).status == 201)
+        #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
+        rig.drum.slip(1)  // the first step edge: module 0's
+        let started = await rig.request(.POST, "/selftest")
+        #expect(started.status == 202 && started.json["turning"] as? Int == 2, "\(started)")
+        // While they turn (a whole turn takes 2 s), nothing more can: said so.
+        let again = await rig.request(.POST, "/selftest")
+        #expect(again.status == 409 && (again.json["error"] as? String)?.contains("every module busy") == true, "\(again)")
+        #expect(await eventually { !rig.driver.selfTesting })
+        #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
+        let report = await rig.request(.GET, "/selftest").json
+        let modules = try #require(report["modules"] as? [[String: Any]], "\(report)")
+        #expect(modules.count == 2 && modules[0]["verdict"] as? String == "slipping" && modules[0]["magnet_error"] as? Int == 1, "\(modules)")
+        #expect(modules[1]["verdict"] as? String != "slipping" && modules[1]["magnet_error"] as? Int == 0, "\(modules)")
+        #expect(modules.allSatisfy { ($0["planned_seconds"] as? Double ?? 0) > 0 })
+        #expect(rig.drum.positions == [176, 178] && rig.wall.conductor.frame(board: 0).glyphs.map(\.text).joined() == "HI", "\(rig.drum.positions)")
     }
 }

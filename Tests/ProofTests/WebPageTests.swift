@@ -68,7 +68,8 @@ import Testing
     /// Issue 35, item 1: the calibration view in a real browser, by the keyboard alone, against a
     /// flapd whose 3 × 10 board is simulated drums (`chip: simulated`, homed at start): start,
     /// the arrows to module 0,1, three steps with +, A and Enter — the offset the steps imply
-    /// (3 − A's edge 2 = 1) saved in calibration.json — n to the next module, a flap with f, end.
+    /// (3 − A's edge 2 = 1) saved in calibration.json — n to the next module, a flap with f, end;
+    /// then the self-test button (issue 35, item 4): 30 modules once round, all well.
     @Test(.timeLimit(.minutes(10))) func calibrationByTheKeyboardInARealBrowser() async throws {
         let dir = try scratchDirectory("flap-web-calibrate")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -99,6 +100,7 @@ import Testing
         #expect(seen["done"] as? [String] == ["0,1"] && seen["next"] as? String == "0,2")
         #expect((seen["after-flap"] as? String)?.contains("module 0,2, flap 1, place 2 ") == true, "\(seen)")
         #expect(seen["ended"] as? Bool == true && seen["key-asked"] as? Bool == false)
+        #expect(seen["selftest"] as? String == "30 modules turned once round: 30 ok", "the self-test button: \(seen["selftest"] ?? "")")
         #expect(seen["console-errors"] as? [String] == [], "\(seen["console-errors"] ?? "")")
         #expect(FileManager.default.fileExists(atPath: dir + "/calibrate.png"))
     }

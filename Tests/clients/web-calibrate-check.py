@@ -1,7 +1,8 @@
 """flapd's calibration page in a real browser (issue 35): Debian's Chromium, headless, driven by
 Selenium through Debian's chromedriver, against a running flapd whose board is simulated drums
 (`gpio: { chip: simulated }`). Everything by the keyboard: start, pick module 0,1 with the
-arrows, three steps with +, type A, Enter (mark), n (the next module), a flap with f, end. Prints
+arrows, three steps with +, type A, Enter (mark), n (the next module), a flap with f, end; then the
+self-test button. Prints
 one JSON object of what it saw; the test (WebPageTests) decides. Keeps calibrate.png in OUTDIR.
 
 usage: web-calibrate-check.py PORT KEY OUTDIR
@@ -72,6 +73,10 @@ try:
     wait.until(lambda d: d.find_element(By.ID, "cal-state").get_attribute("data-active") == "0")
     out["ended"] = not http("GET", "/calibration")["session"]["active"]
     out["key-asked"] = driver.find_element(By.ID, "keyform").is_displayed()
+    wait.until(lambda _: not http("GET", "/status")["boards"][0]["moving"])  # the last mark's module lands first
+    driver.find_element(By.ID, "selftest").click()
+    wait.until(lambda d: d.find_elements(By.ID, "selftest-summary"))
+    out["selftest"] = driver.find_element(By.ID, "selftest-summary").text
     out["console-errors"] = [e["message"] for e in driver.execute(Command.GET_LOG, {"type": "browser"})["value"] if e["level"] == "SEVERE" and "401" not in e["message"]]
 finally:
     driver.quit()

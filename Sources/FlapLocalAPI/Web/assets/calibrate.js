@@ -106,6 +106,24 @@ const calibration = (() => {
     if (e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); $('cal-showing').value = e.key.toUpperCase(); }
   }
 
+  async function selftest() {
+    const out = $('selftest-result');
+    let r;
+    try { r = await api('POST', '/selftest'); } catch (_) { return; }
+    if (r.status !== 202) { out.textContent = `self-test: ${r.status} ${r.body && r.body.error ? r.body.error : r.text}`; return; }
+    out.textContent = `${r.body.turning} modules turning…`;
+    for (;;) {
+      await new Promise((done) => setTimeout(done, 500));
+      try { r = await api('GET', '/selftest'); } catch (_) { return; }
+      if (r.status === 200 && r.body && !r.body.running) break;
+    }
+    const all = r.body.modules, unwell = all.filter((m) => m.verdict !== 'ok');
+    out.replaceChildren(el('p', { id: 'selftest-summary' }, `${all.length} modules turned once round: ${all.length - unwell.length} ok`),
+      unwell.length ? table(['board', 'module', 'seconds', 'planned', 'magnet', 'verdict'],
+        unwell.map((m) => [m.board, `${m.row},${m.col}`, m.seconds, m.planned_seconds, m.magnet_error ?? '—', m.verdict])) : '');
+  }
+
+  $('selftest').addEventListener('click', selftest);
   $('cal-toggle').addEventListener('click', () => post({ action: st.active ? 'end' : 'start' }));
   $('cal-board').addEventListener('change', (e) => { st.board = e.target.value; pick(0, 0); });
   $('cal-grid').addEventListener('keydown', key);
