@@ -72,8 +72,8 @@ public final class CalibrationSession: Sendable {
         return status
     }
 
-    /// One request on one module (a board by its id; row and column from 0). Refused unless a
-    /// session is open; each request keeps it alive.
+    /// One request on one module (a board by its id; row and column from 0), answered once the
+    /// module has landed. Refused unless a session is open; each request keeps it alive.
     public func act(board id: String, row: Int, col: Int, _ action: CalibrationAction) async throws(CalibrationProblem) -> CalibratedModule {
         guard let board = wall.config.boards.firstIndex(where: { $0.id == id }) else {
             throw CalibrationProblem("no board '\(id)' (boards: \(wall.config.boards.map(\.id).joined(separator: ", ")))", status: 400)
@@ -84,9 +84,18 @@ public final class CalibrationSession: Sendable {
         }
         guard open else { throw CalibrationProblem("calibration is not on: start it first ({\"action\": \"start\"})") }
         let (gpio, conductor, config) = (gpio, wall.conductor, wall.config.boards[board])
-        // Saving an offset writes a file: off the caller's executor.
-        return try await BlockingWork.run {
-            Result { () throws(CalibrationProblem) in try gpio.calibrate(board: board, config, row: row, col: col, action, conductor: conductor) }
+        // Saving an offset writes a file, and the answer waits for the module to land (a turn at
+        // most, at the homing pace): on a thread of its own, off the caller's executor. Once answered, what the board is
+        // told next starts from where the module stands.
+        return try await onThread(named: "calibration") {
+            Result { () throws(CalibrationProblem) in
+                let module = try gpio.calibrate(board: board, config, row: row, col: col, action, conductor: conductor)
+                let m = row * config.cols + col, deadline = MonotonicClock.now() + 60_000_000_000
+                while !conductor.turnOver(board: board, module: m), MonotonicClock.now() < deadline {
+                    MonotonicClock.sleep(until: MonotonicClock.now() + 2_000_000)
+                }
+                return module
+            }
         }.get()
     }
 

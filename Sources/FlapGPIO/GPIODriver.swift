@@ -204,6 +204,14 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
             target[module] = Int(m.to)
             // A homing turn ends on the newest target; a faulty module stays still.
             if isHomingOrFaulty(module) { continue }
+            // So does a turn the conductor is waiting on (the last steps of a homing turn, a
+            // calibration turn, a self-test's): the conductor plans no flip for it, and its
+            // landing is where the board wants it — it turns on from where its turn leaves it.
+            if landingDue.contains(module) {
+                begun.remove(module)
+                land(module, now: transitionStart)
+                continue
+            }
             let caughtUp = begun.remove(module) != nil
             if caughtUp { steps = stepsFromMotor(of: module, to: Int(m.to), planned: steps) }
             // What is left pending ends before the move starts (dropFlips took the rest), but for

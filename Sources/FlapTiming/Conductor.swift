@@ -233,6 +233,16 @@ public final class Conductor: HomingReport, Sendable {
         for d in drivers { d.homing(board: board, transition: number, modules: [module]) }
     }
 
+    /// Whether a module's own turn (homing, `turn`) is over on the timeline: landed, and the
+    /// landing fired — so what the board plans next starts from where it landed.
+    public func turnOver(board: Int, module: Int) -> Bool {
+        state.withLock { s in
+            guard s.tracks.indices.contains(board) else { return true }
+            return !s.tracks[board].homing.contains(module)
+                && !s.heap.items.contains { Int($0.board) == board && Int($0.module) == module && $0.landing >= 0 }
+        }
+    }
+
     /// A homing turn ended (`HomingReport`): the landing fires on the conductor's thread, now.
     public func landed(board: Int, module: Int, flap: Int?, flaps: Int) {
         let signal = state.withLock { s in

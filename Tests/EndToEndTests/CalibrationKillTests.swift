@@ -6,9 +6,9 @@ import FoundationNetworking
 import Testing
 import TestWaits
 
-/// Issue 35, item 2, from outside: a flapd killed (SIGKILL: no goodbye, as a power cut) during a
-/// calibration session keeps the offset it saved and loses no message — the one that waited for
-/// the session's end shows when flapd comes back (no session survives a restart). The board is
+/// Issue 35, item 2, from outside: a flapd killed (SIGKILL: no goodbye, as a power cut) or stopped
+/// (SIGTERM) during a calibration session keeps the offset it saved and loses no message — the one
+/// that waited for the session's end shows when flapd comes back (no session survives a restart). The board is
 /// simulated drums (`chip: simulated`), so this runs on any machine.
 @Suite struct CalibrationKillTests {
     @Test func aKillDuringCalibrationKeepsTheOffsetAndTheMessage() async throws {
@@ -65,7 +65,16 @@ import TestWaits
         #expect((session.json["session"] as? [String: Any])?["active"] as? Bool == false, "no session survives a restart")
         // The message that waited shows: G and O in the middle of four.
         #expect(await eventually { (get("/local-api/message", port: port2) as? [String: Any])?["message"] as? [[Int]] == [[0, 7, 15, 0]] })
+        // A SIGTERM (systemctl stop) during a session: the same.
+        #expect(try await request("POST", "/calibration", #"{"action": "start"}"#, port: port2).status == 200)
+        #expect(try await request("POST", "/local-api/message", #"{"text": "NO"}"#, port: port2).status == 202)
         second.terminate()
         #expect(await second.waitForExit() == 0)
+        let third = try FlapdProcess(["run", "--config", dir + "/c.yaml", "--plain", "--no-sound"])
+        let port3 = try #require(await third.apiPort(), "\(third.stderr)")
+        #expect(await eventually { (get("/local-api/message", port: port3) as? [String: Any])?["message"] as? [[Int]] == [[0, 14, 15, 0]] })
+        #expect(try String(contentsOfFile: dir + "/calibration.json", encoding: .utf8) == saved, "the offsets as they were")
+        third.terminate()
+        #expect(await third.waitForExit() == 0)
     }
 }

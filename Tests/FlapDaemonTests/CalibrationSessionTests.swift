@@ -118,6 +118,27 @@ import TestWaits
         let ended = await rig.post(#"{"action": "end"}"#)
         #expect(ended.status == 200 && (ended.json["session"] as? [String: Any])?["active"] as? Bool == false)
         #expect(rig.wall.target(board: 0).codes == [[8, 9]] && rig.mailroom.waiting().isEmpty)
+        // Each goes the short way to its letter from where it stands: 0,0 from a step past flap
+        // 0's edge to H (16 steps on: 15), 0,1 from its blank (offset 1) to I (18).
+        #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
+        #expect(rig.drum.positions == [161 + 15, 161 + 18], "\(rig.drum.positions)")
+    }
+
+    /// A message shown the instant after a mark, before the mark's landing has reached the
+    /// conductor (the HIL run caught it: the module went round once too many): the module lands
+    /// on the message, the short way.
+    @Test func aMessageRightAfterAMarkLandsWhereTheBoardWantsIt() async throws {
+        let rig = try await rig()
+        defer { rig.stop() }
+        _ = await rig.session.begin()
+        #expect(await rig.post(#"{"action": "step", "row": 0, "col": 0, "steps": 9}"#).status == 200)
+        #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
+        #expect(await rig.post(#"{"text": "C"}"#).status == 202)
+        #expect(await rig.post(#"{"action": "mark", "row": 0, "col": 0, "showing": " "}"#).status == 200)
+        _ = await rig.session.end()  // at once: C is planned while the mark's turn is still the conductor's
+        #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
+        // Offset 9 now; C (code 3, its edge 6 steps on): the drum at 80 + 9 + 6, not a turn more.
+        #expect(rig.drum.positions[0] == 95 && rig.wall.conductor.frame(board: 0).glyphs.first?.text == "C", "\(rig.drum.positions)")
     }
 
     @Test func anIdleSessionEndsByItselfAndTheWallIsGivenBack() async throws {

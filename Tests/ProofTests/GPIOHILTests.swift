@@ -132,7 +132,8 @@ import Testing
     /// otherwise). flapd homes at
     /// start, with the offset `flapd calibrate` saved, and ends where the message says; with a
     /// dead sensor it finds no pulse, tries again, and leaves the module faulty; a drum that
-    /// loses a step is seen a step late at its magnet and given the step (issue 35).
+    /// loses a step is seen a step late at its magnet and given the step, and one calibrated
+    /// through the API takes the offset it has, kept across a kill (issue 35).
     @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func homingFindsTheMagnetAndADeadSensorLeavesTheModuleFaulty() async throws {
         let dir = try scratchDirectory("flap-gpio-home")
@@ -218,6 +219,27 @@ import Testing
             echo "FLAPD-EXIT slip $?"
             cat /tmp/flapd3.log
             echo END > $T/trace_marker; wait $d; cat /tmp/drum3
+            # Calibration through the API (issue 35): no offset saved, the drum's flap 0 really 9
+            # steps past its magnet; a kill at the end keeps what was saved.
+            echo > $T/trace
+            \(drum) > /tmp/drum4 &
+            d=$!
+            /flapd run --config /home.yaml --state-dir /tmp/state4 --plain --no-sound > /tmp/flapd4.log 2>&1 &
+            f=$!
+            api="--url http://127.0.0.1:7000"
+            still() { until /flapd status $api 2>/dev/null | tr -d ' \\n' > /tmp/s4 && grep -q '"moving":false' /tmp/s4 && grep -q '"state":"normal"' /tmp/s4; do :; done; }
+            still
+            /flapd calibrate start $api > /dev/null
+            /flapd calibrate step $api --module 0,0 --steps 9 > /dev/null
+            still
+            echo "MARK4 $(/flapd calibrate mark $api --module 0,0 --showing ' ')"
+            /flapd send $api C
+            /flapd calibrate end $api > /dev/null
+            until /flapd status $api 2>/dev/null | tr -d ' \\n' | grep -q '"shows":\\["C"\\]'; do :; done
+            still
+            kill -9 $f; wait $f
+            echo "CALIBRATION4 $(tr -d ' \\n' < /tmp/state4/calibration.json)"
+            echo END > $T/trace_marker; wait $d; cat /tmp/drum4
             """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/home.yaml", dir + "/badline.yaml"] + modules)
         let qemu = try guest.boot()
         #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
@@ -226,12 +248,12 @@ import Testing
             try #require(try JSONSerialization.jsonObject(with: Data($0.dropFirst(5).utf8)) as? [String: Int])
         }
         #expect(console.contains("FLAPD-EXIT homed 0") && console.contains("FLAPD-EXIT dead 0") && console.contains("FLAPD-EXIT slip 0")
-                && drums.count == 3, "\(qemu.stdout)")
+                && drums.count == 4, "\(qemu.stdout)")
         #expect(drums.allSatisfy { $0["fifo"] == 1 }, "the drum was refused SCHED_FIFO: \(drums)")
         // Line 0 held by another program: flapd names it and does not start.
         #expect(console.contains("FLAPD-EXIT busy 1"), "\(qemu.stdout)")
         #expect(console.contains { $0.contains("board 'sim': a line of gpiochip0 among [0] is busy: another program (or a kernel driver) holds it") }, "\(qemu.stdout)")
-        guard drums.count == 3 else { return }
+        guard drums.count == 4 else { return }
         // From step 30: 50 steps to the magnet, 6 on to flap 0 (the calibrated offset), 6 more
         // to C (flap 3, boundary round(3 · 80 / 40)).
         #expect(drums[0]["pulses"] == 50 + 6 + 6 && drums[0]["at"] == 12, "\(drums[0])\n\(qemu.stdout)")
@@ -256,6 +278,12 @@ import Testing
         let slipModule = (((slipReport["boards"] as? [[String: Any]])?.first?["modules"] as? [String: Any])?["reported"] as? [[String: Any]])?.first
         #expect(slipModule?["magnet_errors"] as? [Int] == [1] && slipModule?["worst_magnet_error"] as? Int == 1
                 && slipModule?["state"] as? String == "normal" && slipModule?["failures"] as? Int == 0, "\(slipped)")
+        // Issue 35: homed with no offset (50 pulses: at the magnet, where flapd believes the
+        // blank is), nine steps on by the API, marked as the blank: offset 9 saved — and kept by
+        // the SIGKILL — and C, which waited for the session's end, lands at 9 + C's edge 6.
+        #expect(console.contains { $0.hasPrefix("MARK4 ") && $0.contains("\"saved\":9") }, "\(qemu.stdout)")
+        #expect(console.contains("CALIBRATION4 {\"boards\":{\"sim\":[9]}}"), "\(qemu.stdout)")
+        #expect(drums[3]["pulses"] == 50 + 9 + 6 && drums[3]["at"] == 15, "\(drums[3])\n\(qemu.stdout)")
         // A line the chip does not have: named, with the chip's range; flapd does not start.
         #expect(console.contains("FLAPD-EXIT badline 1"), "\(qemu.stdout)")
         #expect(console.contains { $0.contains("board 'sim': gpiochip0 has lines 0–15; line 99 does not exist") }, "\(qemu.stdout)")

@@ -101,6 +101,8 @@ import Testing
         #expect((seen["after-flap"] as? String)?.contains("module 0,2, flap 1, place 2 ") == true, "\(seen)")
         #expect(seen["ended"] as? Bool == true && seen["key-asked"] as? Bool == false)
         #expect(seen["selftest"] as? String == "30 modules turned once round: 30 ok", "the self-test button: \(seen["selftest"] ?? "")")
+        #expect(seen["sparklines"] as? Int == 30, "a line of magnet passes under every module (issue 35, item 3)")
+        #expect((seen["magnet-title"] as? String)?.contains("magnet 0 steps at the last pass") == true, "\(seen["magnet-title"] ?? "")")
         #expect(seen["console-errors"] as? [String] == [], "\(seen["console-errors"] ?? "")")
         #expect(FileManager.default.fileExists(atPath: dir + "/calibrate.png"))
     }

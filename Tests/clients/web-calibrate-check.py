@@ -2,7 +2,7 @@
 Selenium through Debian's chromedriver, against a running flapd whose board is simulated drums
 (`gpio: { chip: simulated }`). Everything by the keyboard: start, pick module 0,1 with the
 arrows, three steps with +, type A, Enter (mark), n (the next module), a flap with f, end; then the
-self-test button. Prints
+self-test button, and the status page's line of magnet passes per module. Prints
 one JSON object of what it saw; the test (WebPageTests) decides. Keeps calibrate.png in OUTDIR.
 
 usage: web-calibrate-check.py PORT KEY OUTDIR
@@ -66,7 +66,7 @@ try:
     grid.send_keys("n")
     out["next"] = driver.find_element(By.CSS_SELECTOR, "#cal-grid div.here").get_attribute("data-module")
     grid.send_keys("f")
-    wait.until(lambda d: "module 0,2" in d.find_element(By.ID, "cal-module").text)
+    wait.until(lambda d: "module 0,2, flap" in d.find_element(By.ID, "cal-module").text)  # the answer, not the pick's line
     out["after-flap"] = driver.find_element(By.ID, "cal-module").text
     driver.save_screenshot(f"{outdir}/calibrate.png")
     driver.find_element(By.ID, "cal-toggle").click()
@@ -77,6 +77,12 @@ try:
     driver.find_element(By.ID, "selftest").click()
     wait.until(lambda d: d.find_elements(By.ID, "selftest-summary"))
     out["selftest"] = driver.find_element(By.ID, "selftest-summary").text
+    # Each module passed its magnet in its turn: the status page draws its line of passes.
+    driver.get(base + "/#status")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".modules div"))
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".modules svg.spark")) == len(d.find_elements(By.CSS_SELECTOR, ".modules div")))
+    out["sparklines"] = len(driver.find_elements(By.CSS_SELECTOR, ".modules svg.spark"))
+    out["magnet-title"] = driver.find_element(By.CSS_SELECTOR, ".modules div").get_attribute("title")
     out["console-errors"] = [e["message"] for e in driver.execute(Command.GET_LOG, {"type": "browser"})["value"] if e["level"] == "SEVERE" and "401" not in e["message"]]
 finally:
     driver.quit()

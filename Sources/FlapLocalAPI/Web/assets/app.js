@@ -294,11 +294,12 @@ function modules(b) {
 }
 // A module's magnet errors, oldest first, as a line about zero (±4 steps fill the height; more is clipped).
 function sparkline(errors) {
-  if (!errors || errors.length < 2) return null;
+  if (!errors || errors.length < 1) return null;
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('viewBox', '0 0 32 8'); svg.setAttribute('class', 'spark');
   const line = document.createElementNS(svg.namespaceURI, 'polyline');
-  line.setAttribute('points', errors.map((e, k) => `${k * 32 / (errors.length - 1)},${4 - Math.max(-4, Math.min(4, e))}`).join(' '));
+  const points = errors.length === 1 ? [errors[0], errors[0]] : errors;  // one pass: a level line
+  line.setAttribute('points', points.map((e, k) => `${k * 32 / (points.length - 1)},${4 - Math.max(-4, Math.min(4, e))}`).join(' '));
   svg.append(line);
   return svg;
 }
