@@ -178,7 +178,8 @@ import TestWaits
 
     /// Issue 35, item 4: the self-test turns every module once round, on the timeline; a drum
     /// that slips a step in its turn is named `slipping` with its error, the other not; both end
-    /// on the flap they showed (the slipped step made good).
+    /// on the flap they showed (the slipped step made good). (Without a stepper board there is
+    /// nothing to turn: `WebRoutesTests`.)
     @Test func theSelfTestTurnsEveryModuleOnceAndNamesTheOneThatSlips() async throws {
         let rig = try await rig()
         defer { rig.stop() }
@@ -188,9 +189,6 @@ import TestWaits
         rig.drum.slip(1)  // the first step edge: module 0's
         let started = await rig.request(.POST, "/selftest")
         #expect(started.status == 202 && started.json["turning"] as? Int == 2, "\(started)")
-        // While they turn (a whole turn takes 2 s), nothing more can: said so.
-        let again = await rig.request(.POST, "/selftest")
-        #expect(again.status == 409 && (again.json["error"] as? String)?.contains("every module busy") == true, "\(again)")
         #expect(await eventually { !rig.driver.selfTesting })
         #expect(await eventually { rig.driver.idle && !rig.wall.conductor.isMoving(board: 0) })
         let report = await rig.request(.GET, "/selftest").json

@@ -50,6 +50,8 @@ import Testing
             #expect(r.status == 401 && String(decoding: r.body, as: UTF8.self) == "Invalid API key", "\(path)")
         }
         #expect(await answer(request(.POST, "/app.js")).status == 405)
+        let selftest = await answer(request(.POST, "/selftest"))
+        #expect(selftest.status == 409 && String(decoding: selftest.body, as: UTF8.self).contains("no module to turn"))
         let calibration = await answer(request(.GET, "/calibration"))
         #expect(calibration.status == 404 && String(decoding: calibration.body, as: UTF8.self).contains("no board has stepper modules"))
     }

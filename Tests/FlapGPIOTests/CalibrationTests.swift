@@ -39,7 +39,6 @@ import TestWaits
         #expect(drum.position == 57 && driver.calibrationPlace(of: 0) == .init(place: 12, stepsFromMagnet: 17, offset: 5))
         let landings = Landings()
         try driver.nudge(board: 0, module: 0, steps: 2, report: landings)
-        #expect(throws: GPIODriver.CalibrationRefusal.busy(0)) { try driver.nudge(board: 0, module: 0, steps: 1, report: landings) }
         #expect(await eventually { driver.idle && landings.count == 1 })
         // Two steps on, flap 3 has just fallen: the maker says so.
         #expect(drum.position == 59)
@@ -66,6 +65,10 @@ import TestWaits
         #expect(throws: GPIODriver.CalibrationRefusal.noSuchModule(1)) { try driver.nudge(board: 0, module: 1, steps: 1, report: landings) }
         #expect(throws: GPIODriver.CalibrationRefusal.noSuchModule(0)) { try driver.nudge(board: 1, module: 0, steps: 1, report: landings) }
         #expect(GPIODriver.CalibrationRefusal.notHomed(0).description.contains("home it first"))
+        // A module with steps still to take is busy (a driver never started keeps them).
+        let unstarted = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum)
+        try unstarted.nudge(board: 0, module: 0, steps: 2, report: landings)
+        #expect(throws: GPIODriver.CalibrationRefusal.busy(0)) { try unstarted.nudge(board: 0, module: 0, steps: 1, report: landings) }
         drum.breakSensor()
         driver.homeAll()
         #expect(await eventually { driver.idle && driver.health?.first?.state == .faulty })
