@@ -25,6 +25,7 @@ import Testing
     static let discoveryTopics = [
         "homeassistant/text/hall/message/config", "homeassistant/button/hall/home/config", "homeassistant/switch/hall/quiet/config",
         "homeassistant/sensor/hall/wall_shows/config", "homeassistant/binary_sensor/hall/wall_moving/config",
+        "homeassistant/sensor/hall/wall_faulty_modules/config",
     ]
 
     static func announced(_ seen: [MQTTWatch.Seen]) -> Bool {
@@ -78,6 +79,9 @@ import Testing
         }, "\(watch.seen.suffix(6)) \(flapd.stderr)")
         let state = try #require(watch.seen.last { $0.topic == "flapd/hall/wall/state" }?.json)
         #expect(state["sender"] as? String == "local" && (state["rows"] as? [String])?.count == 6, "\(state)")
+        // Issue 35: the faulty-modules sensor's state — none faulty on a virtual board.
+        let modules = try #require(watch.seen.last { $0.topic == "flapd/hall/wall/modules" }?.json, "\(watch.seen.map(\.topic))")
+        #expect(modules["faulty"] as? Int == 0 && modules["which"] as? [String] == [] && (modules["worst_magnet_error"] as? [String: Int])?.isEmpty == true, "\(modules)")
         let board = try await http("GET", port: port)
         let codes = try #require((board.json as? [String: Any])?["message"] as? [[Int]])
         #expect(codes[2].filter { $0 != 0 }.count == 13, "\(codes)")  // HELLO FROM MQTT, on the middle row
