@@ -33,7 +33,7 @@ import Testing
 
         #expect((seen["wrong-key-problem"] as? String)?.hasPrefix("Invalid API key") == true, "\(seen)")
         #expect(seen["wrong-key-cells"] as? Int == 0, "no board without the key")
-        #expect(seen["cells"] as? Int == 30 && seen["board-before"] as? Bool == true)
+        #expect(seen["cells"] as? Int == 132 && seen["board-before"] as? Bool == true)
         #expect(seen["post"] as? Int == 201)
         #expect(seen["settled-matches"] as? Bool == true, "the page ends on GET /local-api/message")
         let posted = try #require(seen["flips-posted"] as? Int)

@@ -35,6 +35,13 @@ for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 wait = WebDriverWait(driver, WAIT, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException])
 out = {}
+
+
+def here():
+    # Read in one script: the grid is drawn again now and then, so an element found may be gone when read.
+    return driver.execute_script("const h = document.querySelector('#cal-grid div.here'); return h && h.dataset.module")
+
+
 try:
     # The board homes at start: calibrate once it is still (a module still turning is refused).
     wait.until(lambda _: not any(b["moving"] for b in http("GET", "/status")["boards"]))
@@ -49,7 +56,7 @@ try:
     out["started"] = http("GET", "/calibration")["session"]["active"]
     driver.execute_script("document.getElementById('cal-grid').focus()")  # the keys' target; 0,0 picked
     grid.send_keys(Keys.ARROW_RIGHT)
-    out["picked"] = driver.find_element(By.CSS_SELECTOR, "#cal-grid div.here").get_attribute("data-module")
+    out["picked"] = here()
     out["after-steps"] = []
     for _ in range(3):
         grid.send_keys("+")
@@ -62,9 +69,9 @@ try:
     grid.send_keys(Keys.ENTER)
     wait.until(lambda d: "saved offset" in d.find_element(By.ID, "cal-module").text)
     out["after-mark"] = driver.find_element(By.ID, "cal-module").text
-    out["done"] = [e.get_attribute("data-module") for e in driver.find_elements(By.CSS_SELECTOR, "#cal-grid div.done")]
+    out["done"] = driver.execute_script("return [...document.querySelectorAll('#cal-grid div.done')].map(e => e.dataset.module)")
     grid.send_keys("n")
-    out["next"] = driver.find_element(By.CSS_SELECTOR, "#cal-grid div.here").get_attribute("data-module")
+    out["next"] = here()
     grid.send_keys("f")
     wait.until(lambda d: "module 0,2, flap" in d.find_element(By.ID, "cal-module").text)  # the answer, not the pick's line
     out["after-flap"] = driver.find_element(By.ID, "cal-module").text
@@ -80,9 +87,9 @@ try:
     # Each module passed its magnet in its turn: the status page draws its line of passes.
     driver.get(base + "/#status")
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".modules div"))
-    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".modules svg.spark")) == len(d.find_elements(By.CSS_SELECTOR, ".modules div")))
-    out["sparklines"] = len(driver.find_elements(By.CSS_SELECTOR, ".modules svg.spark"))
-    out["magnet-title"] = driver.find_element(By.CSS_SELECTOR, ".modules div").get_attribute("title")
+    wait.until(lambda d: d.execute_script("return document.querySelectorAll('.modules svg.spark').length === document.querySelectorAll('.modules div').length"))
+    out["sparklines"], out["magnet-title"] = driver.execute_script(
+        "return [document.querySelectorAll('.modules svg.spark').length, document.querySelector('.modules div').title]")
     out["console-errors"] = [e["message"] for e in driver.execute(Command.GET_LOG, {"type": "browser"})["value"] if e["level"] == "SEVERE" and "401" not in e["message"]]
 finally:
     driver.quit()
