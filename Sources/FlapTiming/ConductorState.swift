@@ -67,11 +67,13 @@ struct ConductorState: ~Copyable {
             let m = Int(e.module)
             let flipStart = e.instant - flip / 2
             if flipStart <= t0 {
-                // In progress: it finishes, and the module plans on from the flap it reaches.
+                // In progress: it finishes, and the module plans on from the flap it reaches — a
+                // landing not yet fired (homing, a calibration turn) from the flap it lands on, not
+                // a flip past where the module was before its turn.
                 e.remaining = 0
                 let n = track.board.drum.count
-                states[m] = ModuleState(position: UInt8((Int(track.positions[m]) + Int(e.direction) + n) % n),
-                                        readyAt: flipStart + flip - t0)
+                let reached = e.landing >= 0 ? Int(e.landing) : (Int(track.positions[m]) + Int(e.direction) + n) % n
+                states[m] = ModuleState(position: UInt8(reached), readyAt: flipStart + flip - t0)
                 kept.append(e.instant)
                 return false
             }
