@@ -161,11 +161,13 @@ public final class MessageAPIClient: Service, Sendable {
         ) { inbound, outbound, _ in
             try await outbound.write(.text(OutgoingFrame.authenticate(token: self.config.token)))
             var frames = inbound.makeAsyncIterator()
-            // A server that upgrades and then says nothing is given 3 pings' time, then left.
-            let first = try await withAlarm(after: .seconds(3 * self.config.pingSeconds), {
+            // A server that upgrades and then says nothing is given 3 pings' time, then left. The
+            // answer and the deadline are one decision: an answer taken as the deadline closes the
+            // connection would leave this client on a connection that ends under it.
+            let first = try await withDeadline(after: .seconds(3 * self.config.pingSeconds), late: {
                 try? await outbound.close(.goingAway, reason: "no authentication")
             }) { try await frames.nextMessage(maxSize: self.config.maxFrameBytes) }
-            guard let first else {
+            guard let first = first ?? nil else {
                 throw ClientError.refused("the connection closed before authentication (none came within \(3 * self.config.pingSeconds) s)")
             }
             guard case .text(let text) = first, case .success(.authenticated) = APIFrame.decode(text) else {
@@ -198,12 +200,17 @@ public final class MessageAPIClient: Service, Sendable {
         }
     }
 
-    /// Sends `ping` every `pingSeconds`; returns why once the server has been silent for three.
+    /// Sends `ping` every `pingSeconds`; returns why once the server has been silent for three
+    /// pings' time and through three of this client's own wake-ups: a process starved past its
+    /// deadlines (frames waiting unread in its socket) does not take a live server for dead.
     private func keepAlive(_ outbound: WebSocketOutboundWriter) async throws -> String {
+        var seen = lastHeard.withLock { $0 }, unheard = 0
         while true {
             try await Task.sleep(for: .seconds(config.pingSeconds))
-            let silent = ContinuousClock.now - lastHeard.withLock { $0 }
-            if silent > .seconds(3 * config.pingSeconds) {
+            let heardAt = lastHeard.withLock { $0 }
+            if heardAt == seen { unheard += 1 } else { (seen, unheard) = (heardAt, 0) }
+            let silent = ContinuousClock.now - heardAt
+            if unheard >= 3, silent > .seconds(3 * config.pingSeconds) {
                 return "the server has been silent for \(silent.components.seconds) s"
             }
             try await outbound.write(.text(OutgoingFrame.ping))
@@ -213,8 +220,11 @@ public final class MessageAPIClient: Service, Sendable {
     private func heard() { lastHeard.withLock { $0 = .now } }
 
     private func take(_ message: WebSocketMessage, outbound: WebSocketOutboundWriter) async {
-        guard case .text(let text) = message else {
-            skipped("a binary frame of \(message.description.count) bytes (the API sends JSON text)")
+        let text: String
+        switch message {
+        case .text(let t): text = t
+        case .binary(let bytes):
+            skipped("a binary frame of \(bytes.readableBytes) bytes (the API sends JSON text)")
             return
         }
         switch APIFrame.decode(text) {

@@ -83,7 +83,7 @@ import Glibc
         let log = board.stderr
         for expected in ["frame skipped: not a JSON object: not json at all", "frame skipped: unknown type 'message.exploded'",
                          "frame skipped: message.new without a valid message: missing 'message.content'",
-                         "frame skipped: a binary frame", "frame skipped: inbox message 0: missing",
+                         "frame skipped: a binary frame of 2 bytes", "frame skipped: inbox message 0: missing",
                          "message duplicate", "silent for"] {
             #expect(log.contains(expected), "\(expected)")
         }

@@ -5,6 +5,12 @@ kernel_pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0
 [ -n "$kernel_pkg" ] || { echo "cannot resolve linux-image-amd64 (apt-get update first)" >&2; exit 1; }
 kernel_version=${kernel_pkg#linux-image-}                      # 6.1.0-56-amd64
 kernel_deb_version=$(apt-cache show "$kernel_pkg" | awk '/^Version:/ {print $2; exit}')   # 6.1.192-2
+# The version of one of the kernel's sibling packages (linux-kbuild-6.1, linux-source-6.1) built
+# from the same upstream release: the archive may hold them at another Debian revision than the
+# image (6.1.192-3 beside the image's 6.1.192-2, seen on bookworm-security); any of them will do.
+sibling_version() {
+  apt-cache madison "$1" | awk -v up="${kernel_deb_version%-*}" '{ v = $3; sub(/-[^-]*$/, "", v); if (v == up) { print $3; exit } }'
+}
 kernel_cache=$cache/$kernel_pkg
 mkdir -p "$kernel_cache"
 
