@@ -168,6 +168,11 @@ extension GPIODriver {
             // At the magnet (`count` steps ago, when its edge was read late): on by the offset
             // to flap 0, then to the flap it should show.
             var steps = offsets[m] + geometry.boundary(target[m]) - tracker.count
+            if steps < 0 {
+                // Its edge was read after the drum had passed the flap to land on (a module whose
+                // flap 0 sits at its magnet, on a starved machine): forward only, on round to it.
+                notes.append("module \(m / cols),\(m % cols) met its magnet \(tracker.count) steps before the sensor was read, past the flap to land on: on round to it")
+            }
             while steps < 0 { steps += geometry.stepsPerRevolution }
             let turn = geometry.stepsPerRevolution
             place[m] = ((tracker.count - offsets[m]) % turn + turn) % turn

@@ -88,12 +88,21 @@ import TestWaits
                 "\(drum.position) \(String(describing: driver.health))")
     }
 
-    /// An offset shorter than the lag: the module has passed flap 0 already and goes round.
+    /// An offset shorter than the lag: the module has passed flap 0 already and goes round —
+    /// and the log says why the turn was longer than one to the magnet.
     @Test func anEdgeReadLaterThanTheOffsetGoesRoundOnce() async {
         let drum = SimulatedDrum(steps: 40, magnet: 0, position: 30, lag: 4)
-        let driver = await homedDriver(drum, offset: 2, target: 0)
+        let said = Mutex<[String]>([])
+        let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: geometry, flip: 50_000_000, outputs: drum,
+                                log: { note in said.withLock { $0.append(note) } })
+        driver.attach(.init(inputs: drum, offsets: [2]))
+        driver.start(targets: [0])
         defer { driver.stop() }
+        driver.homeAll()
+        #expect(await eventually { driver.idle })
         #expect(drum.position == 40 + 40 + 2, "\(String(describing: driver.health)) \(driver.stats)")
+        let notes = said.withLock { $0 }
+        #expect(notes.contains { $0.hasPrefix("module 0,0 met its magnet") && $0.hasSuffix("past the flap to land on: on round to it") }, "\(notes)")
     }
 
     @Test func aBrokenSensorIsMissedThenNotFoundThenTheModuleIsFaulty() async {
