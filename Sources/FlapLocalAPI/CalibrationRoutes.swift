@@ -16,56 +16,84 @@ import Foundation
 /// (`CalibrationSession.Status`) for start and end; the module after the request
 /// (`CalibratedModule`, and the session) otherwise; 400 for a body it cannot read, 409 for a
 /// request the module or the session refuses now — each naming what was wrong.
-enum CalibrationRoutes {
+public enum CalibrationRoutes {
     static let path = "/calibration"
-    static let limits = JSONLimits(maxBytes: 512, maxDepth: 2, maxValues: 16)
+    public static let limits = JSONLimits(maxBytes: 512, maxDepth: 2, maxValues: 16)
 
     struct Reply: Encodable {
         var module: CalibratedModule?
         var session: CalibrationSession.Status
     }
 
-    static func handle(_ request: LocalHTTPServer.Request, session: CalibrationSession) async -> LocalHTTPServer.Response {
-        if request.method == .GET { return LocalAPI.json(200, Reply(session: session.status)) }
-        guard request.method == .POST else { return LocalAPI.json(405, ["error": "\(request.method) is not allowed on \(path)"]) }
-        guard !request.tooLarge else { return LocalAPI.json(413, ["error": "body is larger than \(limits.maxBytes) bytes"]) }
-        let bytes = Array(request.body.readableBytesView)
+    /// What a body asks for, read: the session begun or ended, or one module turned or marked
+    /// (`board` nil: the only stepper board, which the handler resolves).
+    public enum Command: Equatable, Sendable {
+        case start, end
+        case act(board: String?, row: Int, col: Int, CalibrationAction)
+    }
+
+    /// Reads a POST body — bytes from outside, so every limit is checked first — into what it
+    /// asks for, or a sentence naming what was wrong (answered 400).
+    public static func parse(_ bytes: [UInt8]) -> Result<Command, BodyProblem> {
         do throws(JSONInputError) { try StrictJSON.check(bytes, limits: limits) } catch {
-            return LocalAPI.json(400, ["error": "body is not JSON within \(limits.maxBytes) bytes: \(error)"])
+            return .failure(BodyProblem("body is not JSON within \(limits.maxBytes) bytes: \(error)"))
         }
         let body: CalibrationRequest
         do { body = try JSONDecoder().decode(CalibrationRequest.self, from: Data(bytes)) } catch {
-            return LocalAPI.json(400, ["error": "expected {\"action\": \"start\" | \"end\" | \"step\" | \"flap\" | \"mark\", …}: \(Self.reason(error))"])
+            return .failure(BodyProblem("expected {\"action\": \"start\" | \"end\" | \"step\" | \"flap\" | \"mark\", …}: \(Self.reason(error))"))
         }
         switch body.action {
-        case "start": return LocalAPI.json(200, Reply(session: await session.begin()))
-        case "end": return LocalAPI.json(200, Reply(session: await session.end()))
+        case "start": return .success(.start)
+        case "end": return .success(.end)
         case "step", "flap", "mark": break
-        default: return LocalAPI.json(400, ["error": "action: '\(body.action)' is not start, end, step, flap or mark"])
+        default: return .failure(BodyProblem("action: '\(body.action)' is not start, end, step, flap or mark"))
         }
-        let boards = session.status.boards
-        guard let board = body.board ?? (boards.count == 1 ? boards[0] : nil) else {
-            return LocalAPI.json(400, ["error": "board: missing (the stepper boards: \(boards.joined(separator: ", ")))"])
-        }
-        guard let row = body.row, let col = body.col else { return LocalAPI.json(400, ["error": "row and col: missing (each from 0)"]) }
+        guard let row = body.row, let col = body.col else { return .failure(BodyProblem("row and col: missing (each from 0)")) }
         let action: CalibrationAction
         switch body.action {
         case "step": action = .steps(body.steps ?? 1)
         case "flap": action = .flap
         default:
-            guard let showing = body.showing else { return LocalAPI.json(400, ["error": "showing: missing (the flap the module shows: \"A\", or a code)"]) }
+            guard let showing = body.showing else { return .failure(BodyProblem("showing: missing (the flap the module shows: \"A\", or a code)")) }
             let glyph: Glyph? = switch showing {
             case .code(let n): Glyph(code: n)
             case .character(let s): s.count == 1 ? Glyph(character: s.first!.uppercased().first!) : nil
             }
-            guard let glyph else { return LocalAPI.json(400, ["error": "showing: expected one character (\" \" for the blank) or a code 0–71"]) }
+            guard let glyph else { return .failure(BodyProblem("showing: expected one character (\" \" for the blank) or a code 0–71")) }
             action = .showing(glyph)
         }
-        do throws(CalibrationProblem) {
-            let module = try await session.act(board: board, row: row, col: col, action)
-            return LocalAPI.json(200, Reply(module: module, session: session.status))
-        } catch {
-            return LocalAPI.json(error.status, ["error": error.description])
+        return .success(.act(board: body.board, row: row, col: col, action))
+    }
+
+    /// Why a body was not read, in words.
+    public struct BodyProblem: Error, Equatable {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func handle(_ request: LocalHTTPServer.Request, session: CalibrationSession) async -> LocalHTTPServer.Response {
+        if request.method == .GET { return LocalAPI.json(200, Reply(session: session.status)) }
+        guard request.method == .POST else { return LocalAPI.json(405, ["error": "\(request.method) is not allowed on \(path)"]) }
+        guard !request.tooLarge else { return LocalAPI.json(413, ["error": "body is larger than \(limits.maxBytes) bytes"]) }
+        let command: Command
+        switch parse(Array(request.body.readableBytesView)) {
+        case .success(let c): command = c
+        case .failure(let problem): return LocalAPI.json(400, ["error": problem.description])
+        }
+        switch command {
+        case .start: return LocalAPI.json(200, Reply(session: await session.begin()))
+        case .end: return LocalAPI.json(200, Reply(session: await session.end()))
+        case .act(let named, let row, let col, let action):
+            let boards = session.status.boards
+            guard let board = named ?? (boards.count == 1 ? boards[0] : nil) else {
+                return LocalAPI.json(400, ["error": "board: missing (the stepper boards: \(boards.joined(separator: ", ")))"])
+            }
+            do throws(CalibrationProblem) {
+                let module = try await session.act(board: board, row: row, col: col, action)
+                return LocalAPI.json(200, Reply(module: module, session: session.status))
+            } catch {
+                return LocalAPI.json(error.status, ["error": error.description])
+            }
         }
     }
 

@@ -18,6 +18,8 @@ enum FuzzTargets {
         "json": { bytes in _ = try? StrictJSON.check(bytes) },
         // The local API's POST body.
         "local-api": { bytes in _ = LocalPost.parse(Data(bytes)) },  // the message, then its transition and arriveAt
+        // The local API's POST /calibration body (issue 35).
+        "calibration": { bytes in _ = CalibrationRoutes.parse(bytes) },
         // A VBML document as the local API takes it, rendered as a board (and a Note) would —
         // and within its limits: what renders holds only Vestaboard's codes, from templates of
         // at most 16,384 characters (issue 39: a long template without a tag got through).

@@ -289,6 +289,7 @@ import Testing
         // finds the drum past the blank it homes to, and forward only it goes on round once —
         // and says so. (The closing CI of b6d144b saw 145 pulses, at 15: that turn.)
         let wentRound = console.contains { $0.hasPrefix("FLAPD4 ") && $0.contains("steps before the sensor was read, past the flap to land on: on round to it") }
+        if wentRound { print("GPIOHILTests: phase 4's homing went on round once: \(console.first { $0.contains("on round to it") } ?? "")") }
         #expect(drums[3]["pulses"] == 50 + (wentRound ? 80 : 0) + 9 + 6, "\(drums[3])\n\(console.filter { $0.hasPrefix("FLAPD4 ") }.joined(separator: "\n"))")
         // A line the chip does not have: named, with the chip's range; flapd does not start.
         #expect(console.contains("FLAPD-EXIT badline 1"), "\(qemu.stdout)")
