@@ -8,7 +8,7 @@ import Synchronization
 /// A message API server that plays a script: what a real hub never sends (malformed frames,
 /// duplicates, a 10 MB frame, silence), on loopback in the test process.
 public final class ScriptedAPI: Sendable {
-    public typealias Script = @Sendable (_ connection: Int, _ api: ScriptedAPI, _ frames: Frames, _ out: WebSocketOutboundWriter) async throws -> Void
+    public typealias Script = @Sendable (_ scripted: Int, _ api: ScriptedAPI, _ frames: Frames, _ out: WebSocketOutboundWriter) async throws -> Void
 
     /// The frames a board sends on one connection, read as the script asks.
     public final class Frames: @unchecked Sendable {
@@ -35,7 +35,8 @@ public final class ScriptedAPI: Sendable {
     /// The body of `GET …/inbox`, which a script may change.
     public let inbox: Mutex<String>
     public let script: Script
-    public let connections = Mutex(0)
+    /// Connections upgraded, and those the board took (each plays the script, numbered from 1).
+    public let connections = Mutex(0), scripted = Mutex(0)
     public let received = Mutex<[String]>([])
     /// What happened on each connection, in order: its frames read, and how its script ended.
     public let journal = Mutex<[String]>([])
@@ -69,11 +70,20 @@ public final class ScriptedAPI: Sendable {
                     guard self.authenticates(n) else { while try await frames.next() != nil {}; return }
                     try await outbound.write(.text(#"{"type":"authenticated","user":{"id":"board"}}"#))
                     self.journal.withLock { $0.append("connection \(n): authenticated") }
+                    // flapd takes the answer by telling its face, first thing; one whose deadline
+                    // rang first (this server answered late, on a starved machine) closes instead,
+                    // and that connection plays no script: scripts are numbered by the connections
+                    // the board took.
+                    guard let face = try await frames.next(), face.contains(#""board.face""#) else {
+                        self.journal.withLock { $0.append("connection \(n): the board did not take it (no board.face)") }
+                        return
+                    }
+                    let k = self.scripted.withLock { $0 += 1; return $0 }
                     do {
-                        try await self.script(n, self, frames, outbound)
-                        self.journal.withLock { $0.append("connection \(n): the script ended") }
+                        try await self.script(k, self, frames, outbound)
+                        self.journal.withLock { $0.append("connection \(n): script \(k) ended") }
                     } catch {
-                        self.journal.withLock { $0.append("connection \(n): the script threw \(error)") }
+                        self.journal.withLock { $0.append("connection \(n): script \(k) threw \(error)") }
                         throw error
                     }
                 }

@@ -63,7 +63,7 @@ import Glibc
         let gaveUp = await board.waitForLog("silent for")
         let stacks = gaveUp ? "" : await board.threadStacks()
         #expect(gaveUp, "\(board.stderr)\nthe server: \(api.journal.withLock { $0 })\nflapd's threads:\n\(stacks)")
-        #expect(await eventually { api.connections.withLock { $0 } >= 3 })
+        #expect(await eventually { api.scripted.withLock { $0 } >= 3 })
         // The message at 48 h flips off; the good ones were shown and reported once each.
         #expect(await board.waitForFrame { words($0) == ["AFTER RECONNECT"] && $0[4].contains("AFTER") }, "\(board.stdout)\n\(board.stderr)")
         #expect(api.count(#""messageID":"g1""#) == 1)
