@@ -91,6 +91,12 @@ try:
     out["sparklines"], out["magnet-title"] = driver.execute_script(
         "return [document.querySelectorAll('.modules svg.spark').length, document.querySelector('.modules div').title]")
     out["console-errors"] = [e["message"] for e in driver.execute(Command.GET_LOG, {"type": "browser"})["value"] if e["level"] == "SEVERE" and "401" not in e["message"]]
+except Exception:
+    # What the page said when a wait gave up, and what was seen before: for the test's report.
+    out["module-line-then"] = driver.execute_script("const m = document.getElementById('cal-module'); return m && m.textContent")
+    out["browser-log"] = [e["message"] for e in driver.execute(Command.GET_LOG, {"type": "browser"})["value"]][-10:]
+    print(json.dumps(out), file=sys.stderr)
+    raise
 finally:
     driver.quit()
 print(json.dumps(out))

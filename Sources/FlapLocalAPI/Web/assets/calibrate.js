@@ -9,7 +9,11 @@ const calibration = (() => {
 
   async function post(body) {
     let r;
-    try { r = await api('POST', '/calibration', body); } catch (_) { return null; }
+    try { r = await api('POST', '/calibration', body); } catch (e) {
+      // Never silent: a key pressed and nothing said leaves the maker guessing.
+      if (!(e instanceof Unauthorized)) say(`${body.action}: no answer from flapd (${e.message || e}); press it again`);
+      return null;
+    }
     if (r.body && r.body.session) session(r.body.session);
     if (r.status !== 200) { say(`${body.action}: ${r.status} ${r.body && r.body.error ? r.body.error : r.text}`); return null; }
     return r.body;
