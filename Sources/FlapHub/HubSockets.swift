@@ -47,9 +47,12 @@ extension Hub {
     /// `message.displayed`; a frame it cannot read gets an `error` event, never a crash.
     func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
         var frames = inbound.makeAsyncIterator()
-        let first = try await withAlarm(after: .seconds(10), { try? await outbound.close(.policyViolation, reason: "authenticate first") }) {
+        // The deadline and the frame are one decision: a frame read as the deadline closes the
+        // connection is dropped, never served on a connection ending under it.
+        let read = try await withDeadline(after: .seconds(10), late: { try? await outbound.close(.policyViolation, reason: "authenticate first") }) {
             try await frames.nextMessage(maxSize: maxFrame)
         }
+        guard let first = read else { return }
         guard case .text(let text) = first, case .authenticate(let token)? = HubInput.frame(text), let user = try await store.user(token: token, now: now()) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
