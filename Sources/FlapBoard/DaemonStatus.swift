@@ -38,7 +38,7 @@ public struct DaemonStatus: Sendable {
     var messageAPI: StatusReport.MessageAPI {
         guard let (client, mailroom) = messages else { return StatusReport.MessageAPI(configured: false, connected: false) }
         let s = client.status, inbox = mailroom.inbox
-        let fromAPI = inbox.live.values.filter { !$0.isLocal }.count
+        let fromAPI = inbox.live.values.filter { !$0.isOwn }.count
         return StatusReport.MessageAPI(configured: true, connected: s.connected, connections: s.connections, skippedFrames: s.skippedFrames,
                                        senders: fromAPI, held: inbox.held.count, lastProblem: s.lastProblem)
     }

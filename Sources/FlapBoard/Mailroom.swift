@@ -137,8 +137,8 @@ public final class Mailroom: Sendable {
         switch event {
         case .caughtUp(let messages):
             next.inbox.sync(with: messages, now: t)
-        case .new(let m) where m.isLocal:
-            logger.warning("a message-API message claims the local sender id; dropped", metadata: ["id": "\(m.id)"])
+        case .new(let m) where m.isOwn:
+            logger.warning("a message-API message claims a sender id of the board's own (@…); dropped", metadata: ["id": "\(m.id)", "sender": "\(m.senderID)"])
             return
         case .new(let m):
             let outcome = next.inbox.receive(m, now: t)
@@ -170,6 +170,21 @@ public final class Mailroom: Sendable {
             var next = self.state.withLock { $0.saved }
             next.inbox.receive(message, now: t)
             return self.publish(&next, posted: message.id)
+        }
+    }
+
+    /// Takes a message of one of the board's own senders other than the local one (a schedule
+    /// entry's): into the inbox like any message — saved, then shown in the zones that take its
+    /// sender. A second delivery of its id changes nothing.
+    public func take(own message: InboxMessage) async {
+        await onDesk {
+            guard message.isOwn, !message.isLocal else { return }
+            let t = self.now()
+            var next = self.state.withLock { $0.saved }
+            let outcome = next.inbox.receive(message, now: t)
+            guard outcome != .duplicate else { return }
+            self.logger.info("schedule \(message.senderName) speaks: \(outcome)", metadata: ["id": "\(message.id)"])
+            _ = self.publish(&next, posted: nil)
         }
     }
 
@@ -350,7 +365,7 @@ public final class Mailroom: Sendable {
                 for (k, d) in parts.enumerated() {
                     frame.paste(d.part.frame, row: d.zone.rows.lowerBound, col: d.zone.cols.lowerBound)
                     let covered = parts[(k + 1)...].contains { $0.zone.covers(d.zone) }
-                    if !covered, !d.message.isLocal { ids.append(d.message.id) }
+                    if !covered, !d.message.isOwn { ids.append(d.message.id) }
                 }
                 let forced = parts.last?.message.forced == true
                 if calibrating, targets[board] != frame {

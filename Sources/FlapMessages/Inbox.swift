@@ -85,7 +85,7 @@ public struct Inbox: Codable, Hashable, Sendable {
     public mutating func sync(with server: [InboxMessage], now: Double) -> Bool {
         let before = live
         let ids = Set(server.map(\.id))
-        for m in Array(live.values) + Array(beneath.values) + held where !m.isLocal && !ids.contains(m.id) { delete(id: m.id, now: now) }
+        for m in Array(live.values) + Array(beneath.values) + held where !m.isOwn && !ids.contains(m.id) { delete(id: m.id, now: now) }
         for m in server.sorted(by: { $0.visibleAt < $1.visibleAt }) { receive(m, now: now) }
         return live != before
     }

@@ -39,13 +39,29 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     public var duration: Double?
     /// Shown even in quiet hours.
     public var forced: Bool?
+    /// Against the zone's other messages (a schedule entry's); nil: `under`.
+    public var priority: Priority?
+    /// Once shown, nothing new replaces it in its zone for this many seconds (a schedule entry's
+    /// `min_hold_seconds`).
+    public var holdSeconds: Double?
+
+    /// How a message stands against the other messages of its zone.
+    public enum Priority: String, Codable, Sendable, CaseIterable {
+        /// Shown over them while it lives, even when theirs are newer.
+        case over
+        /// As any sender's: the newest message shows.
+        case under
+        /// Shown only when the zone has nothing else to show.
+        case idle
+    }
 
     /// How long a temporary message may show: 10 s to 12 h.
     public static let durationRange: ClosedRange<Double> = 10...43_200
 
     public init(id: String, senderID: String, senderName: String, content: String,
                 contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil,
-                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil, forced: Bool? = nil) {
+                transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil, forced: Bool? = nil,
+                priority: Priority? = nil, holdSeconds: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderName = senderName
@@ -58,10 +74,15 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.arriveAt = arriveAt
         self.duration = duration
         self.forced = forced
+        self.priority = priority
+        self.holdSeconds = holdSeconds
     }
 
     /// Whether it came from the local API rather than the message API.
     public var isLocal: Bool { senderID == Self.localSenderID }
+    /// Whether the board itself sent it (the local sender, a schedule entry: ids that begin with
+    /// `@`), not the message API — whose catch-up leaves it alone and to which it is not reported.
+    public var isOwn: Bool { senderID.hasPrefix("@") }
 
     /// When it goes away: the server's expiry, never later than 48 h after it was sent (never for
     /// a local message); a temporary message, `duration` after it became visible.

@@ -13,8 +13,16 @@ public struct ZoneCursor: Codable, Hashable, Sendable {
 
     /// Picks the message to show from `candidates` (oldest visible first) and returns it with
     /// the instant the choice should be made again (a rotation step), if any.
-    public mutating func pick(_ candidates: [InboxMessage], rotateSeconds: Double?, now: Double)
+    ///
+    /// Priorities first: while a message of priority `over` lives, only such messages take part;
+    /// `idle` ones take part only when nothing else would show. And a message shown with a hold
+    /// (`holdSeconds`) stays until its hold is over, whatever arrives meanwhile.
+    public mutating func pick(_ all: [InboxMessage], rotateSeconds: Double?, now: Double)
         -> (message: InboxMessage?, next: Double?) {
+        if let shown = all.first(where: { $0.senderID == senderID }), let hold = shown.holdSeconds, now < since + hold {
+            return (shown, since + hold)
+        }
+        let candidates = Self.taking(all)
         guard let newest = candidates.last else {
             senderID = nil
             return (nil, nil)
@@ -34,6 +42,14 @@ public struct ZoneCursor: Codable, Hashable, Sendable {
             return (next, now + rotate)
         }
         return (candidates[index!], rotation(candidates.count, rotateSeconds))
+    }
+
+    /// The messages that take part, by priority (in the order given).
+    static func taking(_ all: [InboxMessage]) -> [InboxMessage] {
+        let over = all.filter { $0.priority == .over }
+        if !over.isEmpty { return over }
+        let others = all.filter { $0.priority != .idle }
+        return others.isEmpty ? all : others
     }
 
     private func rotation(_ count: Int, _ rotate: Double?) -> Double? {

@@ -1,0 +1,43 @@
+import Foundation
+
+/// One entry of the config's `schedule:`: a sender of the board's own, which speaks its text at
+/// the times of its `when` — into the inbox like any sender, routed to the zones that list it.
+public struct ScheduleEntry: Sendable, Hashable {
+    /// The entry's name in the config; zones list it by this name or by `senderID`.
+    public var id: String
+    public var when: ScheduleWhen
+    public var text: ScheduleText
+    /// A temporary message: shown this many seconds, then what was there before comes back;
+    /// nil: it stays until something replaces it (at most the 48 h of every message).
+    public var duration: Double?
+    public var priority: InboxMessage.Priority
+    /// Once shown, nothing new replaces it for this many seconds.
+    public var holdSeconds: Double?
+
+    public init(id: String, when: ScheduleWhen, text: ScheduleText, duration: Double? = nil,
+                priority: InboxMessage.Priority = .under, holdSeconds: Double? = nil) {
+        self.id = id; self.when = when; self.text = text; self.duration = duration
+        self.priority = priority; self.holdSeconds = holdSeconds
+    }
+
+    /// The sender id of its messages: `@schedule:` and its name (the `@` marks the board's own
+    /// senders, which a catch-up with the message API leaves alone).
+    public var senderID: String { Self.senderPrefix + id }
+    public static let senderPrefix = "@schedule:"
+
+    /// What it says when it speaks at `instant`: its text filled in for that instant. The id is
+    /// the entry's and the instant's, so saying it again (after a restart) is a duplicate.
+    public func message(at instant: Double, in calendar: Calendar) -> InboxMessage {
+        InboxMessage(id: "\(senderID)@\(Int64(instant))", senderID: senderID, senderName: id,
+                     content: text.render(at: instant, in: calendar), sentAt: instant, duration: duration,
+                     priority: priority == .under ? nil : priority, holdSeconds: holdSeconds)
+    }
+
+    /// The message it shows at `t`, if any: what it said last, while that still lives (a
+    /// temporary one for its duration, a lasting one for the 48 h of every message).
+    public func current(at t: Double, in calendar: Calendar) -> InboxMessage? {
+        guard let last = when.last(atOrBefore: t, in: calendar) else { return nil }
+        let m = message(at: last, in: calendar)
+        return m.expiresAt > t ? m : nil
+    }
+}
