@@ -182,7 +182,7 @@ let package = Package(
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore", "FlapNet", "FlapClock",
+                "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore", "FlapNet", "FlapClock", "FlapTerminal",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

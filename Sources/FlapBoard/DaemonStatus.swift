@@ -21,10 +21,12 @@ public struct DaemonStatus: Sendable {
     let started: Int64
     let counter: FlipCounter?
     let mailroom: Mailroom?
+    let schedule: ScheduleSpeaker?
 
     public init(wall: Wall, sound: ClackPlayer?, messages: (client: MessageAPIClient, mailroom: Mailroom)? = nil,
                 serial: SerialOutputs = SerialOutputs(), gpio: GPIOBoards = GPIOBoards(), started: Int64 = MonotonicClock.now(),
-                counter: FlipCounter? = nil, mailroom: Mailroom? = nil) {
+                counter: FlipCounter? = nil, mailroom: Mailroom? = nil, schedule: ScheduleSpeaker? = nil) {
+        self.schedule = schedule
         self.counter = counter
         self.mailroom = mailroom ?? messages?.mailroom
         self.serial = serial
@@ -63,7 +65,8 @@ public struct DaemonStatus: Sendable {
                 let now = Date().timeIntervalSince1970
                 return StatusReport.Quiet(active: q.holds(at: now), until: q.holds(at: now) ? q.end(after: now) : nil, messages: q.messages)
             },
-            waiting: mailroom?.waiting(), zones: mailroom?.zones(), latenessBinsUs: LatenessHistogram.binEdgesMicros)
+            waiting: mailroom?.waiting(), zones: mailroom?.zones(), schedule: schedule?.status(at: Date().timeIntervalSince1970),
+            latenessBinsUs: LatenessHistogram.binEdgesMicros)
     }
 
     /// Every board as the report says it (what systemd's status line is read from).

@@ -290,13 +290,6 @@ public final class Mailroom: Sendable {
     /// Composes every zoned board and shows the boards whose frame changed.
     public func refresh() async { _ = await onDesk { self.refreshOnDesk() } }
 
-    /// One zone's part of a board, as composed.
-    private struct Drawn {
-        var zone: Zone
-        var message: InboxMessage
-        var part: Composer.Part
-    }
-
     /// `refresh`, on the desk; a board that shows `posted` is shown even when its frame is
     /// unchanged, and what showing it did is returned.
     @discardableResult
@@ -317,56 +310,14 @@ public final class Mailroom: Sendable {
         var notes: [(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?)] = []
         let next: Double? = state.withLock { s in
             advanced = s.saved.inbox.advance(now: t, lead: Self.lead(boards))
-            var routes: [Int: [InboxMessage]] = [:]
-            for m in s.saved.inbox.visible {
-                let zones = s.router.zones(for: m)
-                if zones.isEmpty, s.unrouted.insert(m.senderID).inserted {
-                    notes.append((.notice, "sender is in no zone; its messages are not shown", ["sender": "\(m.senderName)", "id": "\(m.senderID)"]))
-                }
-                for z in zones { routes[z, default: []].append(m) }
-            }
-            var drawn: [Int: [Drawn]] = [:]
-            var next = s.saved.inbox.nextChange(lead: Self.lead(boards))
-            s.zoneShows = []
-            for (i, zone) in s.router.zones.enumerated() where zone.board < boards.count {
-                let b = boards[zone.board]
-                let (message, rotate) = s.cursors[i].pick(routes[i] ?? [], rotateSeconds: zone.rotateSeconds, now: t)
-                if let rotate { next = min(next ?? rotate, rotate) }
-                s.zoneShows.append(Self.shows(zone, message, config: config))
-                guard let message else { continue }
-                let part = Composer().compose(message, in: zone, mapper: b.mapper)
-                if let problem = part.problem {
-                    notes.append((.warning, "message \(message.id) not shown: \(problem)", nil))
-                    continue
-                }
-                if !part.cut.isEmpty {
-                    notes.append((.warning, "message did not fit its zone and was cut", ["id": "\(message.id)", "cut": "\(part.cut.joined(separator: " / "))"]))
-                }
-                if message.id == posted, postedPart == nil { (postedPart, postedBoard) = (part, zone.board) }
-                guard !zone.pieces.isEmpty else {
-                    drawn[zone.board, default: []].append(Drawn(zone: zone, message: message, part: part))
-                    continue
-                }
-                // A zone on a grid: each board draws its piece of the zone's rectangle.
-                for p in zone.pieces where p.board < boards.count {
-                    var piece = part
-                    piece.frame = part.frame.cropped(row: p.partRow, col: p.partCol, rows: p.rows.count, cols: p.cols.count)
-                    let on = Zone(board: p.board, rows: p.rows, cols: p.cols, senders: zone.senders)
-                    drawn[p.board, default: []].append(Drawn(zone: on, message: message, part: piece))
-                }
-            }
-            for board in Set(s.router.zones.flatMap { $0.rectangles.map(\.board) }) where board < boards.count {
-                let b = boards[board]
-                // The older message first, the newer over it (zones in config order when as new).
-                let parts = (drawn[board] ?? []).enumerated()
-                    .sorted { ($0.element.message.visibleAt, $0.offset) < ($1.element.message.visibleAt, $1.offset) }.map(\.element)
-                var frame = Frame(rows: b.rows, cols: b.cols, filledWith: b.drum.glyphs[0])
-                var ids: [String] = []
-                for (k, d) in parts.enumerated() {
-                    frame.paste(d.part.frame, row: d.zone.rows.lowerBound, col: d.zone.cols.lowerBound)
-                    let covered = parts[(k + 1)...].contains { $0.zone.covers(d.zone) }
-                    if !covered, !d.message.isOwn { ids.append(d.message.id) }
-                }
+            let composed = WallComposition(visible: s.saved.inbox.visible, router: s.router, cursors: &s.cursors, config: config,
+                                           at: t, unrouted: &s.unrouted, posted: posted)
+            notes = composed.notes
+            (postedPart, postedBoard) = (composed.posted?.part, composed.posted?.board)
+            s.zoneShows = composed.zoneShows
+            var next = [s.saved.inbox.nextChange(lead: Self.lead(boards)), composed.next].compactMap { $0 }.min()
+            for (board, drawn) in composed.boards {
+                let (frame, parts, ids) = (drawn.frame, drawn.parts, drawn.shownIDs)
                 let forced = parts.last?.message.forced == true
                 if calibrating, targets[board] != frame {
                     // Calibration: the wall is the maker's, even for a forced message.

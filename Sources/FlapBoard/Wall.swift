@@ -109,6 +109,8 @@ public final class Wall: Sendable {
         case boardShape(String)
         case boardSerial(String)
         case localAPI, sound, realtime, messageAPI, mqtt
+        /// A schedule where flapd started without one.
+        case schedule
 
         public var description: String {
             switch self {
@@ -120,6 +122,7 @@ public final class Wall: Sendable {
             case .realtime: "realtime"
             case .messageAPI: "message_api"
             case .mqtt: "mqtt"
+            case .schedule: "schedule (flapd started without one)"
             }
         }
     }

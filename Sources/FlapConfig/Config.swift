@@ -2,6 +2,7 @@ import FlapMessages
 import FlapWiring
 import FlapCore
 import FlapClock
+import Foundation
 
 /// The daemon's configuration: what a person writes in `flapd.yaml`.
 public struct FlapdConfig: Sendable {
@@ -25,17 +26,33 @@ public struct FlapdConfig: Sendable {
     public var grids: [BoardGrid] = []
     /// Hours in which the boards do not move for messages (or move gently), unless forced.
     public var quietHours: QuietHours?
+    /// The board's own senders: entries that speak at times of the day (`schedule:`).
+    public var schedule: [ScheduleEntry] = []
+    /// The zone the schedule's times are read in (`time_zone:`; the machine's when absent).
+    public var timeZone: TimeZone = .current
 
     public init() {}
+
+    /// The calendar the schedule is read in.
+    public var calendar: Calendar {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = timeZone
+        return c
+    }
 
     /// The zones messages are routed to: `zones`, and — unless one of them lists `@local` — a
     /// zone of the local sender (the local API, `flapd demo --once`) over the whole of the local
     /// API's board, laid out as that board is.
+    ///
+    /// A schedule entry that no zone would take (none lists it, and there is no `*` zone) goes to
+    /// that zone too: with no zones written, the schedule shows on the whole board.
     public var routedZones: [Zone] {
         guard !zones.contains(where: \.takesLocal), boards.indices.contains(localBoardIndex) else { return zones }
         let b = boards[localBoardIndex]
+        let router = SenderRouter(zones: zones)
+        let unzoned = schedule.filter { router.zones(for: $0.message(at: 0, in: calendar)).isEmpty }.map(\.senderID)
         var zone = Zone(board: localBoardIndex, rows: 0..<localSize.rows, cols: 0..<localSize.cols,
-                        senders: .listed([InboxMessage.localSenderID]), layout: b.layout)
+                        senders: .listed([InboxMessage.localSenderID] + unzoned), layout: b.layout)
         if let grid = localGrid { zone.pieces = grid.pieces(rows: zone.rows, cols: zone.cols) }
         return zones + [zone]
     }

@@ -128,6 +128,8 @@ public enum ConfigLoader {
                             "'\(id)' is not a board or grid (boards: \(config.boards.map(\.id).joined(separator: ", ")))")
         }
         config.zones = zones(root, config: config)
+        config.timeZone = timeZone(root)
+        config.schedule = schedule(root)
         root.rejectUnknownKeys()
         return config
     }

@@ -101,8 +101,10 @@ public struct Daemon: Sendable {
             }
         }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
+        let schedule = config.schedule.isEmpty || !options.once.isEmpty ? nil
+            : ScheduleSpeaker(entries: config.schedule, calendar: config.calendar, logger: logger) { await mailroom.take(own: $0) }
         let daemonStatus = DaemonStatus(wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio,
-                                        counter: counter, mailroom: mailroom)
+                                        counter: counter, mailroom: mailroom, schedule: schedule)
         status?.read { daemonStatus.boards() }
 
         // Started in this order, stopped in reverse.
@@ -125,8 +127,11 @@ public struct Daemon: Sendable {
             return
         }
         if let client { members.append(.service("message API client", client)) }
+        if let schedule { members.append(.service("schedule", ScheduleService(speaker: schedule))) }
         if let file = options.configFile {
-            members.append(.service("reload", ReloadOnHangup { await reload(wall, mailroom: mailroom, from: file, systemd: systemd, status: status) }))
+            members.append(.service("reload", ReloadOnHangup {
+                await reload(wall, mailroom: mailroom, schedule: schedule, from: file, systemd: systemd, status: status)
+            }))
         }
         if let mqtt = config.mqtt, let motion {
             members.append(.service("MQTT", MQTTBridge(config: mqtt, wall: wall, mailroom: mailroom, status: daemonStatus, motion: motion, logger: logger)))
@@ -158,13 +163,16 @@ extension Daemon {
     /// SIGHUP: tell systemd (RELOADING=1), re-read the config, apply what can change while
     /// running, and be ready again. A config with problems is refused whole and logged; the
     /// running one stays. Messages are never lost: every board keeps its target.
-    func reload(_ wall: Wall, mailroom: Mailroom, from file: String, systemd: SystemdNotifier?, status: StatusReporter?) async {
+    func reload(_ wall: Wall, mailroom: Mailroom, schedule: ScheduleSpeaker?, from file: String, systemd: SystemdNotifier?,
+                status: StatusReporter?) async {
         systemd?.send("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.now() / 1000)")
         do {
             let new = try await onThread(named: "reload") { Result { try ConfigLoader.load(file: file) } }.get()
             var kept = wall.apply(new)
             if new.messageAPI != config.messageAPI { kept.append(.messageAPI) }
             if new.mqtt != config.mqtt { kept.append(.mqtt) }
+            if let schedule { schedule.update(entries: new.schedule, calendar: new.calendar) }
+            else if !new.schedule.isEmpty { kept.append(.schedule) }
             if !kept.contains(where: { if case .boardList = $0 { true } else { false } }) {
                 await mailroom.reroute(new.routedZones)
             }
@@ -265,6 +273,14 @@ extension Daemon {
 
 /// Says the daemon is ready, then runs until SIGTERM or SIGINT: there is no local API to serve.
 /// Ends a calibration session left idle (`CalibrationSession.endIfIdle`), looking once a second.
+/// The schedule's voice, until the shutdown.
+private struct ScheduleService: Service {
+    let speaker: ScheduleSpeaker
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await speaker.run() }
+    }
+}
+
 private struct CalibrationIdleWatch: Service {
     let session: CalibrationSession
     func run() async throws {

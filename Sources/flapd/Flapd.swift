@@ -10,7 +10,7 @@ struct Flapd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flapd",
         abstract: "Drive a split-flap (or LED) message board: plan every flap, play it in real time.",
-        subcommands: [Run.self, Demo.self, Plan.self, CheckConfig.self, Send.self, Status.self, Home.self, Calibrate.self, SelfTest.self, SoundTest.self],
+        subcommands: [Run.self, Demo.self, Plan.self, Preview.self, CheckConfig.self, Send.self, Status.self, Home.self, Calibrate.self, SelfTest.self, SoundTest.self],
         defaultSubcommand: nil)
 }
 

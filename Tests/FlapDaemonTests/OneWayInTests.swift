@@ -63,7 +63,11 @@ extension MailroomTests {
         #expect(posted.transition.plan.flipCount > 0)
         await mailroom.take(.new(InboxMessage(id: "x", senderID: InboxMessage.localSenderID, senderName: "@local", content: "FAKE", sentAt: Date().timeIntervalSince1970)))
         #expect(rows(wall) == ["MINE", "", "", "", "", ""])
-        #expect(logged.lines.contains { $0.contains("claims the local sender id") })
+        #expect(logged.lines.contains { $0.contains("claims a sender id of the board's own (@…); dropped") })
+        // A schedule entry's id too: only the board's schedule speaks as it.
+        await mailroom.take(.new(InboxMessage(id: "y", senderID: "@schedule:tea", senderName: "tea", content: "FAKE", sentAt: Date().timeIntervalSince1970)))
+        #expect(rows(wall) == ["MINE", "", "", "", "", ""])
+        #expect(logged.lines.filter { $0.contains("claims a sender id of the board's own") }.count == 2)
     }
 
     /// Codes posted as the Vestaboard Local API does: the board shows them, with what the drum

@@ -18,7 +18,7 @@ extension MailroomTests {
         let file = NSTemporaryDirectory() + "reload-\(UUID().uuidString).yaml"
         func reload(_ yaml: String) async throws {
             try yaml.write(toFile: file, atomically: true, encoding: .utf8)
-            await daemon.reload(wall, mailroom: mailroom, from: file, systemd: nil, status: nil)
+            await daemon.reload(wall, mailroom: mailroom, schedule: nil, from: file, systemd: nil, status: nil)
         }
         await mailroom.take(.new(InboxMessage(id: "a1", senderID: "alice", senderName: "alice", content: "ALICE", sentAt: clock.now)))
         #expect(rows(wall) == ["", "ALICE", "", "", "", ""])

@@ -1,5 +1,6 @@
 import FlapInput
 import FlapConfig
+import FlapMessages
 import Foundation
 
 /// How the daemon is, as one Codable value: what `GET /status` sends (snake_case JSON), what
@@ -18,6 +19,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var waiting: [Waiting]?
     /// What each zone shows, and who sent it.
     public var zones: [ZoneShows]?
+    /// The schedule's entries (`schedule:`); nil when there is none.
+    public var schedule: [ScheduleEntryStatus]?
     /// The upper edges (µs, exclusive) of the lateness bins; the last bin takes the rest.
     public var latenessBinsUs: [Int]?
 
@@ -33,6 +36,17 @@ public struct StatusReport: Codable, Sendable, Equatable {
     }
 
     /// Quiet hours: whether they hold now, until when (seconds since 1970), and what they do.
+    /// A schedule entry: when it speaks next (nil: never again), when it last spoke since flapd
+    /// started (seconds since 1970).
+    public struct ScheduleEntryStatus: Codable, Sendable, Equatable {
+        public var id: String
+        public var sender: String
+        public var next: Double?
+        public var last: Double?
+        public var priority: InboxMessage.Priority
+        public var forSeconds: Double?
+    }
+
     public struct Quiet: Codable, Sendable, Equatable {
         public var active: Bool
         public var until: Double?
