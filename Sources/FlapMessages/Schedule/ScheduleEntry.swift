@@ -13,11 +13,21 @@ public struct ScheduleEntry: Sendable, Hashable {
     public var priority: InboxMessage.Priority
     /// Once shown, nothing new replaces it for this many seconds.
     public var holdSeconds: Double?
+    /// What it does when a source it reads is stale (or has no value yet).
+    public var whenStale: Stale
+
+    /// `when_stale:` of an entry.
+    public enum Stale: String, Sendable, Hashable, CaseIterable {
+        /// It says nothing until its sources are fresh again.
+        case skip
+        /// It says its text with the sources' last good values (`{{age:…}}` can say how old).
+        case show
+    }
 
     public init(id: String, when: ScheduleWhen, text: ScheduleText, duration: Double? = nil,
-                priority: InboxMessage.Priority = .under, holdSeconds: Double? = nil) {
+                priority: InboxMessage.Priority = .under, holdSeconds: Double? = nil, whenStale: Stale = .skip) {
         self.id = id; self.when = when; self.text = text; self.duration = duration
-        self.priority = priority; self.holdSeconds = holdSeconds
+        self.priority = priority; self.holdSeconds = holdSeconds; self.whenStale = whenStale
     }
 
     /// The sender id of its messages: `@schedule:` and its name (the `@` marks the board's own
@@ -27,17 +37,19 @@ public struct ScheduleEntry: Sendable, Hashable {
 
     /// What it says when it speaks at `instant`: its text filled in for that instant. The id is
     /// the entry's and the instant's, so saying it again (after a restart) is a duplicate.
-    public func message(at instant: Double, in calendar: Calendar) -> InboxMessage {
+    public func message(at instant: Double, in calendar: Calendar,
+                        source: (ScheduleText.SourceProp) -> String? = { _ in nil }) -> InboxMessage {
         InboxMessage(id: "\(senderID)@\(Int64(instant))", senderID: senderID, senderName: id,
-                     content: text.render(at: instant, in: calendar), sentAt: instant, duration: duration,
+                     content: text.render(at: instant, in: calendar, source: source), sentAt: instant, duration: duration,
                      priority: priority == .under ? nil : priority, holdSeconds: holdSeconds)
     }
 
     /// The message it shows at `t`, if any: what it said last, while that still lives (a
     /// temporary one for its duration, a lasting one for the 48 h of every message).
-    public func current(at t: Double, in calendar: Calendar) -> InboxMessage? {
+    public func current(at t: Double, in calendar: Calendar,
+                        source: (ScheduleText.SourceProp) -> String? = { _ in nil }) -> InboxMessage? {
         guard let last = when.last(atOrBefore: t, in: calendar) else { return nil }
-        let m = message(at: last, in: calendar)
+        let m = message(at: last, in: calendar, source: source)
         return m.expiresAt > t ? m : nil
     }
 }
