@@ -280,7 +280,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "FlapMessages", "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "TestWaits", "FlapCore",
+                "FlapMessages", "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "TestWaits", "FlapCore", "FlapInput",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "WSClient", package: "swift-websocket"),
             ]),

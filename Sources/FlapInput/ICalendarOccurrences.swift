@@ -41,8 +41,12 @@ extension ICalendar {
                 let allDayEnd = e.start.isDate ? Self.allDayEnd(s, length, cal) : s + length
                 out.append(Occurrence(summary: e.summary, location: e.location, start: s, end: allDayEnd, allDay: e.start.isDate))
             }
-            guard let rule = e.rule, e.recurrenceID == nil else { add(start); continue }
-            let skip = Set(e.exdates.map { Self.instant($0, calendar($0, zone).0) }).union(overridden[e.uid ?? ""] ?? [])
+            // EXDATE takes out of the recurrence set, which DTSTART is in even without a rule.
+            let skip = Set(e.exdates.map { Self.instant($0, calendar($0, zone).0) }).union(e.recurrenceID == nil ? overridden[e.uid ?? ""] ?? [] : [])
+            guard let rule = e.rule, e.recurrenceID == nil else {
+                if !skip.contains(start) { add(start) }
+                continue
+            }
             let before = budget
             let stopped = expand(e, rule, cal, from: from - length, to: to, budget: &budget) { s in if !skip.contains(s) { add(s) } }
             if stopped, problems.count < Limits.maxProblems {
