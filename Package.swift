@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "FlapConfig",
             dependencies: [
-                "FlapMessages", "FlapCore", "FlapWiring", "FlapClock",
+                "FlapMessages", "FlapCore", "FlapWiring", "FlapClock", "FlapInput",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -15,10 +15,19 @@ public struct SchedulePreview: Sendable {
     /// Problems composing (a message that cannot show, a cut).
     public var notes: [String]
 
-    public init(config: FlapdConfig, at t: Double) {
+    /// `sources`: their values as kept (or given); an entry whose sources are stale shows
+    /// nothing, unless it says `when_stale: show`.
+    public init(config: FlapdConfig, at t: Double, sources: ScheduleSources? = nil) {
         let calendar = config.calendar
         var inbox = Inbox()
-        entries = config.schedule.map { e in (e, e.current(at: t, in: calendar), e.when.next(after: t, in: calendar)) }
+        entries = config.schedule.map { e in
+            let fresh = e.text.sources.isEmpty || e.whenStale == .show || sources?.areFresh(e.text.sources, at: t) == true
+            let shows = !fresh ? nil : e.when.last(atOrBefore: t, in: calendar).flatMap { last in
+                let m = e.message(at: last, in: calendar) { sources?.text($0, at: last, calendar: calendar) }
+                return m.expiresAt > t ? m : nil
+            }
+            return (e, shows, e.when.next(after: t, in: calendar))
+        }
         for m in entries.compactMap(\.shows).sorted(by: { $0.sentAt < $1.sentAt }) { inbox.receive(m, now: t) }
         inbox.advance(now: t)
         let zones = config.routedZones

@@ -109,8 +109,10 @@ public final class Wall: Sendable {
         case boardShape(String)
         case boardSerial(String)
         case localAPI, sound, realtime, messageAPI, mqtt
-        /// A schedule where flapd started without one.
+        /// A schedule where flapd started without one, or a schedule whose sources changed.
         case schedule
+        /// The schedule's sources.
+        case sources
 
         public var description: String {
             switch self {
@@ -122,7 +124,8 @@ public final class Wall: Sendable {
             case .realtime: "realtime"
             case .messageAPI: "message_api"
             case .mqtt: "mqtt"
-            case .schedule: "schedule (flapd started without one)"
+            case .schedule: "schedule (where flapd started without one, or its sources changed)"
+            case .sources: "sources"
             }
         }
     }

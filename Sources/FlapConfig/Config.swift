@@ -28,6 +28,8 @@ public struct FlapdConfig: Sendable {
     public var quietHours: QuietHours?
     /// The board's own senders: entries that speak at times of the day (`schedule:`).
     public var schedule: [ScheduleEntry] = []
+    /// Where the schedule's live values come from (`sources:`).
+    public var sources: [SourceConfig] = []
     /// The zone the schedule's times are read in (`time_zone:`; the machine's when absent).
     public var timeZone: TimeZone = .current
 

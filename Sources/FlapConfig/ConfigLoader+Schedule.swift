@@ -1,5 +1,6 @@
 import FlapMessages
 import Foundation
+import FlapInput
 import Yams
 
 extension ConfigLoader {
@@ -20,7 +21,7 @@ extension ConfigLoader {
 
     /// `schedule: [{id, at | every_minutes (from, to), days, dates, text, for_seconds, priority,
     /// min_hold_seconds}]`: the board's own senders.
-    static func schedule(_ root: ConfigNode) -> [ScheduleEntry] {
+    static func schedule(_ root: ConfigNode, sources: [SourceConfig] = []) -> [ScheduleEntry] {
         guard let list = root.value("schedule") else { return [] }
         guard let items = list.sequence else { root.issues.add("schedule", list, "expected a list of schedule entries"); return [] }
         guard items.count <= maxScheduleEntries else {
@@ -33,12 +34,12 @@ extension ConfigLoader {
             if let id = item["id"]?.string, !ids.insert(id.lowercased()).inserted {
                 node.issues.add(node.sub("id"), item["id"], "'\(id.prefix(40))' names another entry too")
             }
-            if let entry = scheduleEntry(node) { entries.append(entry) }
+            if let entry = scheduleEntry(node, sources: sources) { entries.append(entry) }
         }
         return entries
     }
 
-    private static func scheduleEntry(_ node: ConfigNode) -> ScheduleEntry? {
+    private static func scheduleEntry(_ node: ConfigNode, sources: [SourceConfig]) -> ScheduleEntry? {
         let id = node.string("id")
         if id == nil { node.issues.add(node.sub("id"), node.node, "missing (a name for the entry, which zones list: morning)") }
         if let id, id.isEmpty || id.count > 32 || !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
@@ -49,7 +50,17 @@ extension ConfigLoader {
         let dates = scheduleDates(node)
         var text: ScheduleText?
         if let t = node.string("text") {
-            do throws(ScheduleText.Problem) { text = try ScheduleText(t) } catch {
+            do throws(ScheduleText.Problem) {
+                let read = try ScheduleText(t, sources: Set(sources.map(\.id)))
+                for p in read.propsOfSources {
+                    guard let path = p.path, let source = sources.first(where: { $0.id == p.source }) else { continue }
+                    if source.kind == .ical, !path.hasPrefix("events") {
+                        throw ScheduleText.Problem("{{\(p.source):\(path.prefix(40))}}: a calendar's paths begin with events (events[0].summary)")
+                    }
+                    do throws(JSONPath.Problem) { _ = try JSONPath(path) } catch { throw ScheduleText.Problem("{{\(p.source):…}}: \(error)") }
+                }
+                text = read
+            } catch {
                 node.issues.add(node.sub("text"), node.value("text"), error.description)
             }
         } else {
@@ -60,10 +71,52 @@ extension ConfigLoader {
             : Double(node.int("for_seconds", default: 60, in: Int(range.lowerBound)...Int(range.upperBound)))
         let priority = node.choice("priority", default: InboxMessage.Priority.under)
         let hold = node.value("min_hold_seconds") == nil ? nil : Double(node.int("min_hold_seconds", default: 0, in: 0...3600))
+        let stale = node.choice("when_stale", default: ScheduleEntry.Stale.skip)
         node.rejectUnknownKeys()
         guard let id, let minutes, let text else { return nil }
         return ScheduleEntry(id: id, when: ScheduleWhen(minutes: minutes, weekdays: weekdays, dates: dates), text: text,
-                             duration: duration, priority: priority, holdSeconds: hold)
+                             duration: duration, priority: priority, holdSeconds: hold, whenStale: stale)
+    }
+
+    static let maxSources = 16
+
+    /// `sources: [{id, json | ical, every_minutes, timeout_seconds, max_kib, stale_minutes,
+    /// window_hours, count}]`.
+    static func sources(_ root: ConfigNode) -> [SourceConfig] {
+        guard let list = root.value("sources") else { return [] }
+        guard let items = list.sequence else { root.issues.add("sources", list, "expected a list of sources"); return [] }
+        guard items.count <= maxSources else { root.issues.add("sources", list, "\(items.count) sources; at most \(maxSources)"); return [] }
+        var sources: [SourceConfig] = []
+        for (i, item) in items.enumerated() {
+            let node = ConfigNode(item, path: "sources[\(i)]", issues: root.issues)
+            let id = node.string("id")
+            if id == nil { node.issues.add(node.sub("id"), node.node, "missing (the name props read it by: weather)") }
+            let reserved = ["time", "date", "days_until", "days_since", "age"]
+            if let id, id.isEmpty || id.count > 32 || reserved.contains(id) || !id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) {
+                node.issues.add(node.sub("id"), node.value("id"), "'\(id.prefix(40))' is not a name of 1 to 32 letters, digits and _ (nor one of \(reserved.joined(separator: ", ")))")
+            }
+            if let id, sources.contains(where: { $0.id == id }) { node.issues.add(node.sub("id"), node.value("id"), "'\(id)' names another source too") }
+            let json = node.string("json"), ical = node.string("ical")
+            let kind: SourceConfig.Kind? = json != nil && ical != nil ? nil : json != nil ? .json : ical != nil ? .ical : nil
+            if kind == nil { node.issues.add(node.sub("json"), node.node, "give json: or ical: (a URL or a file's path), one of them") }
+            let location = json ?? ical ?? ""
+            if location.count > 2048 || (location.contains("://") && !(location.hasPrefix("http://") || location.hasPrefix("https://") || location.hasPrefix("file://"))) {
+                node.issues.add(node.sub(kind?.rawValue ?? "json"), node.value(kind?.rawValue ?? "json"), "expected an http://, https:// or file:// URL or a file's path")
+            }
+            var s = SourceConfig(id: id ?? "", kind: kind ?? .json, location: location)
+            s.every = Double(node.int("every_minutes", default: 15, in: 1...1440) * 60)
+            s.timeout = Double(node.int("timeout_seconds", default: 10, in: 1...120))
+            s.maxBytes = node.int("max_kib", default: 256, in: 1...8192) * 1024
+            s.stale = Double(node.int("stale_minutes", default: Int(s.every / 60) * 3, in: 1...10_080) * 60)
+            if node.value("window_hours") != nil || node.value("count") != nil, kind == .json {
+                node.issues.add(node.sub("window_hours"), node.value("window_hours") ?? node.value("count"), "window_hours and count are a calendar's (ical:)")
+            }
+            s.windowHours = Double(node.int("window_hours", default: 24, in: 1...24 * 62))
+            s.count = node.int("count", default: 3, in: 1...20)
+            node.rejectUnknownKeys()
+            if id != nil, kind != nil { sources.append(s) }
+        }
+        return sources
     }
 
     /// `at: "07:00"` or a list of such; or `every_minutes: N`, within `from` … `to` (both

@@ -129,7 +129,8 @@ public enum ConfigLoader {
         }
         config.zones = zones(root, config: config)
         config.timeZone = timeZone(root)
-        config.schedule = schedule(root)
+        config.sources = sources(root)
+        config.schedule = schedule(root, sources: config.sources)
         root.rejectUnknownKeys()
         return config
     }

@@ -101,8 +101,10 @@ public struct Daemon: Sendable {
             }
         }
         if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
+        let sources = config.sources.isEmpty || !options.once.isEmpty ? nil
+            : ScheduleSources(configs: config.sources, folder: stateDir.map { $0 + "/sources" }, logger: logger)
         let schedule = config.schedule.isEmpty || !options.once.isEmpty ? nil
-            : ScheduleSpeaker(entries: config.schedule, calendar: config.calendar, logger: logger) { await mailroom.take(own: $0) }
+            : ScheduleSpeaker(entries: config.schedule, calendar: config.calendar, sources: sources, logger: logger) { await mailroom.take(own: $0) }
         let daemonStatus = DaemonStatus(wall: wall, sound: sound, messages: client.map { ($0, mailroom) }, serial: serial, gpio: gpio,
                                         counter: counter, mailroom: mailroom, schedule: schedule)
         status?.read { daemonStatus.boards() }
@@ -127,6 +129,7 @@ public struct Daemon: Sendable {
             return
         }
         if let client { members.append(.service("message API client", client)) }
+        if let sources { members.append(.service("schedule sources", ScheduleSourcesService(sources: sources))) }
         if let schedule { members.append(.service("schedule", ScheduleService(speaker: schedule))) }
         if let file = options.configFile {
             members.append(.service("reload", ReloadOnHangup {
@@ -171,8 +174,9 @@ extension Daemon {
             var kept = wall.apply(new)
             if new.messageAPI != config.messageAPI { kept.append(.messageAPI) }
             if new.mqtt != config.mqtt { kept.append(.mqtt) }
-            if let schedule { schedule.update(entries: new.schedule, calendar: new.calendar) }
-            else if !new.schedule.isEmpty { kept.append(.schedule) }
+            if new.sources != config.sources { kept.append(.sources) }
+            if let schedule, new.sources == config.sources { schedule.update(entries: new.schedule, calendar: new.calendar) }
+            else if new.schedule != config.schedule { kept.append(.schedule) }
             if !kept.contains(where: { if case .boardList = $0 { true } else { false } }) {
                 await mailroom.reroute(new.routedZones)
             }
@@ -273,6 +277,14 @@ extension Daemon {
 
 /// Says the daemon is ready, then runs until SIGTERM or SIGINT: there is no local API to serve.
 /// Ends a calibration session left idle (`CalibrationSession.endIfIdle`), looking once a second.
+/// The schedule's sources, fetched until the shutdown.
+private struct ScheduleSourcesService: Service {
+    let sources: ScheduleSources
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await sources.run() }
+    }
+}
+
 /// The schedule's voice, until the shutdown.
 private struct ScheduleService: Service {
     let speaker: ScheduleSpeaker

@@ -41,6 +41,19 @@ enum FuzzTargets {
                 _ = LocalPost.parse(body)
             }
         },
+        // A schedule's path into a JSON source (issue 36), read and followed on a document.
+        "json-path": { bytes in
+            guard let path = try? JSONPath(String(decoding: bytes, as: UTF8.self)) else { return }
+            precondition(path.steps.count <= JSONPath.maxSteps)
+            _ = path.value(in: ["a": [1, ["b": "c"]], "list": [[0], [1]]] as [String: Any])
+        },
+        // An iCalendar feed (issue 36), read and expanded over a month, as a calendar source is:
+        // bounded by its limits, sorted, never more than asked.
+        "icalendar": { bytes in
+            guard let cal = try? ICalendar.parse(bytes) else { return }
+            let (found, _) = cal.occurrences(from: 1_798_761_600, to: 1_801_440_000, zone: TimeZone(identifier: "Europe/Berlin")!, limit: 50)
+            precondition(found.count <= 50 && zip(found, found.dropFirst()).allSatisfy { $0.start <= $1.start }, "occurrences unsorted or too many")
+        },
         // flapd.yaml, as check-config, run and SIGHUP read it.
         "config": { bytes in
             guard let text = String(validating: bytes, as: UTF8.self) else { return }

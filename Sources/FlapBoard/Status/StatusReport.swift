@@ -45,6 +45,21 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var last: Double?
         public var priority: InboxMessage.Priority
         public var forSeconds: Double?
+        /// The sources its text reads.
+        public var sources: [SourceStatus]?
+        /// When a source it reads was stale at its last time: that time (it said nothing).
+        public var skipped: Double?
+    }
+
+    /// A source of the schedule: when its last good value came and how old it is, whether that
+    /// is stale, what went wrong last (nil once a fetch succeeds), when it is fetched next.
+    public struct SourceStatus: Codable, Sendable, Equatable {
+        public var id: String
+        public var fetched: Double?
+        public var ageS: Double?
+        public var stale: Bool
+        public var lastError: String?
+        public var nextFetch: Double?
     }
 
     public struct Quiet: Codable, Sendable, Equatable {

@@ -37,8 +37,11 @@ public struct ScheduleText: Sendable, Hashable {
     }
 
     /// The sources the text reads, by id.
-    public var sources: Set<String> {
-        Set(pieces.compactMap { if case .source(let p) = $0 { p.source } else { nil } })
+    public var sources: Set<String> { Set(propsOfSources.map(\.source)) }
+
+    /// Every prop that reads a source, in the order written.
+    public var propsOfSources: [SourceProp] {
+        pieces.compactMap { if case .source(let p) = $0 { p } else { nil } }
     }
     private let pieces: [Piece]
     public let template: String
@@ -63,7 +66,7 @@ public struct ScheduleText: Sendable, Hashable {
 
     public struct Problem: Error, Sendable, CustomStringConvertible {
         public let description: String
-        init(_ d: String) { description = d }
+        public init(_ d: String) { description = d }
     }
 
     private static func prop(_ inside: String, sources: Set<String>) throws(Problem) -> Piece {
