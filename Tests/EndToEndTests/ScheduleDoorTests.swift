@@ -68,6 +68,28 @@ import Testing
         #expect(bad == 1 && said.contains("--at: '2026-02-30T07:00' is not an instant"), "\(said)")
     }
 
+    /// Issue 36, item 7: the README's three pictures are what `flapd preview` prints for the
+    /// example config at their instants.
+    @Test(.timeLimit(.minutes(5))) func theReadmePicturesAreWhatPreviewPrints() async throws {
+        let root = QEMUGuest.repository.path
+        let readme = try String(contentsOfFile: root + "/README.md", encoding: .utf8).components(separatedBy: "\n")
+        var pictures: [(at: String, lines: [String])] = []
+        for (i, line) in readme.enumerated() where line.hasPrefix("at 2026-12-22 ") {
+            pictures.append((line, Array(readme[(i + 1)...(i + 8)])))
+        }
+        #expect(pictures.count == 3)
+        for (heading, frame) in pictures {
+            let instant = heading.split(separator: " ")[1] + "T" + heading.split(separator: " ")[2].prefix(5)
+            let p = try FlapdProcess(["preview", "--config", root + "/hardware/examples/schedule.yaml", "--at", String(instant),
+                                      "--source", "family=\(root)/hardware/examples/schedule/family.ics",
+                                      "--source", "weather=\(root)/hardware/examples/schedule/weather.json"])
+            #expect(await p.waitForExit() == 0, "\(p.stderr)")
+            let printed = p.stdout.components(separatedBy: "\n")
+            #expect(printed.first == heading, "\(p.stdout)")
+            #expect(Array(printed.dropFirst(2).prefix(8)) == frame, "README:\n\(frame.joined(separator: "\n"))\npreview:\n\(p.stdout)")
+        }
+    }
+
     /// A row of 22 columns, centred as the default layout centres it.
     func pad(_ text: String) -> String {
         let left = (22 - text.count) / 2
