@@ -21,7 +21,7 @@ public struct SchedulePreview: Sendable {
         let calendar = config.calendar
         var inbox = Inbox()
         entries = config.schedule.map { e in
-            let fresh = e.text.sources.isEmpty || e.whenStale == .show || sources?.areFresh(e.text.sources, at: t) == true
+            let fresh = e.sources.isEmpty || e.whenStale == .show || sources?.areFresh(e.sources, at: t) == true
             let shows = !fresh ? nil : e.when.last(atOrBefore: t, in: calendar).flatMap { last in
                 let m = e.message(at: last, in: calendar) { sources?.text($0, at: last, calendar: calendar) }
                 return m.expiresAt > t ? m : nil

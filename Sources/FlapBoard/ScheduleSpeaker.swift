@@ -61,7 +61,7 @@ public final class ScheduleSpeaker: Sendable {
             for e in entries {
                 guard let last = e.when.last(atOrBefore: t, in: calendar),
                       last > since || state.withLock({ $0.skipped[e.id] == last }) else { continue }
-                let reads = e.text.sources
+                let reads = e.sources
                 if e.whenStale == .skip, !reads.isEmpty, !(sources?.areFresh(reads, at: t) ?? false) {
                     let first = state.withLock { s in defer { s.skipped[e.id] = last }; return s.skipped[e.id] != last }
                     if first { logger.notice("schedule \(e.id) says nothing at its time: a source it reads is stale or has no value yet (\(reads.sorted().joined(separator: ", ")))") }
@@ -85,7 +85,7 @@ public final class ScheduleSpeaker: Sendable {
             s.entries.map { e in
                 StatusReport.ScheduleEntryStatus(id: e.id, sender: e.senderID, next: e.when.next(after: t, in: s.calendar),
                                                  last: s.spoke[e.id], priority: e.priority, forSeconds: e.duration,
-                                                 sources: e.text.sources.isEmpty ? nil : sources?.status(e.text.sources, at: t),
+                                                 sources: e.sources.isEmpty ? nil : sources?.status(e.sources, at: t),
                                                  skipped: s.skipped[e.id])
             }
         }

@@ -48,23 +48,20 @@ extension ConfigLoader {
         let minutes = scheduleMinutes(node)
         let weekdays = scheduleWeekdays(node)
         let dates = scheduleDates(node)
-        var text: ScheduleText?
-        if let t = node.string("text") {
-            do throws(ScheduleText.Problem) {
-                let read = try ScheduleText(t, sources: Set(sources.map(\.id)))
-                for p in read.propsOfSources {
-                    guard let path = p.path, let source = sources.first(where: { $0.id == p.source }) else { continue }
-                    if source.kind == .ical, !path.hasPrefix("events") {
-                        throw ScheduleText.Problem("{{\(p.source):\(path.prefix(40))}}: a calendar's paths begin with events (events[0].summary)")
-                    }
-                    do throws(JSONPath.Problem) { _ = try JSONPath(path) } catch { throw ScheduleText.Problem("{{\(p.source):…}}: \(error)") }
-                }
-                text = read
-            } catch {
+        var content: ScheduleEntry.Content?
+        switch (node.string("text"), node.string("vbml")) {
+        case (let t?, nil):
+            do throws(ScheduleText.Problem) { content = .text(try scheduleText(t, sources: sources)) } catch {
                 node.issues.add(node.sub("text"), node.value("text"), error.description)
             }
-        } else {
-            node.issues.add(node.sub("text"), node.node, "missing (what the entry shows: \"GOOD MORNING {{date}}\")")
+        case (nil, let v?):
+            do throws(ScheduleText.Problem) { content = try scheduleVBML(v, sources: sources) } catch {
+                node.issues.add(node.sub("vbml"), node.value("vbml"), error.description)
+            }
+        case (.some, .some):
+            node.issues.add(node.sub("vbml"), node.value("vbml"), "give text or vbml, not both")
+        case (nil, nil):
+            node.issues.add(node.sub("text"), node.node, "missing (what the entry shows: text: \"GOOD MORNING {{date}}\", or vbml: a VBML document)")
         }
         let range = InboxMessage.durationRange
         let duration = node.value("for_seconds") == nil ? nil
@@ -73,12 +70,48 @@ extension ConfigLoader {
         let hold = node.value("min_hold_seconds") == nil ? nil : Double(node.int("min_hold_seconds", default: 0, in: 0...3600))
         let stale = node.choice("when_stale", default: ScheduleEntry.Stale.skip)
         node.rejectUnknownKeys()
-        guard let id, let minutes, let text else { return nil }
-        return ScheduleEntry(id: id, when: ScheduleWhen(minutes: minutes, weekdays: weekdays, dates: dates), text: text,
+        guard let id, let minutes, let content else { return nil }
+        return ScheduleEntry(id: id, when: ScheduleWhen(minutes: minutes, weekdays: weekdays, dates: dates), content: content,
                              duration: duration, priority: priority, holdSeconds: hold, whenStale: stale)
     }
 
     static let maxSources = 16
+    static let maxVBMLBytes = 16 * 1024
+
+    /// A text with its props, each source prop's path checked against its source's kind.
+    static func scheduleText(_ t: String, sources: [SourceConfig]) throws(ScheduleText.Problem) -> ScheduleText {
+        let read = try ScheduleText(t, sources: Set(sources.map(\.id)))
+        for p in read.propsOfSources {
+            guard let path = p.path, let source = sources.first(where: { $0.id == p.source }) else { continue }
+            if source.kind == .ical, !path.hasPrefix("events") {
+                throw ScheduleText.Problem("{{\(p.source):\(path.prefix(40))}}: a calendar's paths begin with events (events[0].summary)")
+            }
+            do throws(JSONPath.Problem) { _ = try JSONPath(path) } catch { throw ScheduleText.Problem("{{\(p.source):…}}: \(error)") }
+        }
+        return read
+    }
+
+    /// `vbml:` — a VBML document as JSON text; each of its `props` that is text is a schedule
+    /// text (filled in when the entry speaks), the others stay as written. Rendered once here,
+    /// its props as "?", so a document that cannot render is refused now, not at 06:45.
+    static func scheduleVBML(_ json: String, sources: [SourceConfig]) throws(ScheduleText.Problem) -> ScheduleEntry.Content {
+        guard json.utf8.count <= maxVBMLBytes else { throw ScheduleText.Problem("\(json.utf8.count) bytes; at most \(maxVBMLBytes)") }
+        let document: VBMLDocument
+        do throws(VBMLDocument.Problem) { document = try VBMLDocument.decode(Data(json.utf8)) } catch {
+            throw ScheduleText.Problem("not a VBML document: \(error.description)")
+        }
+        var props: [String: ScheduleText] = [:]
+        var trial = document
+        for (name, value) in document.props ?? [:] {
+            guard case .string(let s) = value else { continue }
+            props[name] = try scheduleText(s, sources: sources)
+            trial.props?[name] = .string("?")
+        }
+        do throws(VBMLDocument.Problem) { _ = try VBML.render(trial, rows: 6, cols: 22) } catch {
+            throw ScheduleText.Problem("the VBML document does not render: \(error.description)")
+        }
+        return .vbml(document, props: props)
+    }
 
     /// `sources: [{id, json | ical, every_minutes, timeout_seconds, max_kib, stale_minutes,
     /// window_hours, count}]`.

@@ -45,7 +45,7 @@ struct Preview: ParsableCommand {
             print(PlainFrame.render(frame, heart: config.boards[i].heart), terminator: "")
         }
         for (entry, shows, next) in preview.entries {
-            let stale = !entry.text.sources.isEmpty && !sources.areFresh(entry.text.sources, at: t)
+            let stale = !entry.sources.isEmpty && !sources.areFresh(entry.sources, at: t)
             let now = shows.map { m in "shows \"\(m.content.replacingOccurrences(of: "\n", with: " / "))\"" + (m.duration == nil ? "" : " until \(time(m.expiresAt))") }
                 ?? (stale ? "shows nothing (a source it reads is stale or has no value)" : "shows nothing")
             print("schedule \(entry.id): \(now); next \(next.map(time) ?? "never")")

@@ -192,6 +192,25 @@ import Testing
         #expect(shows(wall) == "NEWER")
     }
 
+    @Test func aVBMLEntryHasItsPropsFilledWhenItSpeaks() async throws {
+        let clock = MailroomTests.Clock()
+        let (mailroom, wall, config) = try mailroom(#"  - { id: clock, at: "07:00", vbml: '{"props": {"t": "{{time}}", "n": 5}, "components": [{"style": {"height": 1}, "template": "IT IS {{t}} {{n}}"}]}' }"#, clock: clock)
+        let seven = 1_800_000_000 - 1_800_000_000.truncatingRemainder(dividingBy: 86_400) + 7 * 3600
+        let m = config.schedule[0].message(at: seven, in: config.calendar)
+        #expect(m.contentType == .vbml && m.content.contains(#""t":"07:00""#), "\(m.content)")
+        await mailroom.take(own: m)
+        #expect(shows(wall) == "IT IS 07:00 5")
+        #expect(throws: ConfigError.self) {
+            try ConfigLoader.parse(#"schedule: [{ id: x, at: "07:00", vbml: '{"components": [{"template": "A"}], "props": {"a": "{{nope}}"}}' }]"#)
+        }
+        do {
+            _ = try ConfigLoader.parse(#"schedule: [{ id: x, at: "07:00", vbml: '{"components": 5}' }]"#)
+            Issue.record("taken")
+        } catch {
+            #expect(error.issues.first?.description.hasPrefix("schedule[0].vbml: not a VBML document") == true, "\(error.issues)")
+        }
+    }
+
     @Test func aHoldKeepsItUpUntilRead() async throws {
         let clock = MailroomTests.Clock()
         let (mailroom, wall, config) = try mailroom("  - { id: news, at: \"05:00\", min_hold_seconds: 60, text: NEWS }", clock: clock)

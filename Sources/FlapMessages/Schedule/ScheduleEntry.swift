@@ -2,11 +2,11 @@ import Foundation
 
 /// One entry of the config's `schedule:`: a sender of the board's own, which speaks its text at
 /// the times of its `when` — into the inbox like any sender, routed to the zones that list it.
-public struct ScheduleEntry: Sendable, Hashable {
+public struct ScheduleEntry: Sendable, Equatable {
     /// The entry's name in the config; zones list it by this name or by `senderID`.
     public var id: String
     public var when: ScheduleWhen
-    public var text: ScheduleText
+    public var content: Content
     /// A temporary message: shown this many seconds, then what was there before comes back;
     /// nil: it stays until something replaces it (at most the 48 h of every message).
     public var duration: Double?
@@ -17,6 +17,20 @@ public struct ScheduleEntry: Sendable, Hashable {
     public var whenStale: Stale
 
     /// `when_stale:` of an entry.
+    /// What it says: a text, or a VBML document whose props are texts (filled in when it speaks).
+    public enum Content: Sendable, Equatable {
+        case text(ScheduleText)
+        case vbml(VBMLDocument, props: [String: ScheduleText])
+    }
+
+    /// The sources its content reads, by id.
+    public var sources: Set<String> {
+        switch content {
+        case .text(let t): t.sources
+        case .vbml(_, let props): props.values.reduce(into: Set<String>()) { $0.formUnion($1.sources) }
+        }
+    }
+
     public enum Stale: String, Sendable, Hashable, CaseIterable {
         /// It says nothing until its sources are fresh again.
         case skip
@@ -26,7 +40,12 @@ public struct ScheduleEntry: Sendable, Hashable {
 
     public init(id: String, when: ScheduleWhen, text: ScheduleText, duration: Double? = nil,
                 priority: InboxMessage.Priority = .under, holdSeconds: Double? = nil, whenStale: Stale = .skip) {
-        self.id = id; self.when = when; self.text = text; self.duration = duration
+        self.init(id: id, when: when, content: .text(text), duration: duration, priority: priority, holdSeconds: holdSeconds, whenStale: whenStale)
+    }
+
+    public init(id: String, when: ScheduleWhen, content: Content, duration: Double? = nil,
+                priority: InboxMessage.Priority = .under, holdSeconds: Double? = nil, whenStale: Stale = .skip) {
+        self.id = id; self.when = when; self.content = content; self.duration = duration
         self.priority = priority; self.holdSeconds = holdSeconds; self.whenStale = whenStale
     }
 
@@ -39,8 +58,19 @@ public struct ScheduleEntry: Sendable, Hashable {
     /// the entry's and the instant's, so saying it again (after a restart) is a duplicate.
     public func message(at instant: Double, in calendar: Calendar,
                         source: (ScheduleText.SourceProp) -> String? = { _ in nil }) -> InboxMessage {
-        InboxMessage(id: "\(senderID)@\(Int64(instant))", senderID: senderID, senderName: id,
-                     content: text.render(at: instant, in: calendar, source: source), sentAt: instant, duration: duration,
+        let (body, type): (String, InboxMessage.ContentType)
+        switch content {
+        case .text(let text): (body, type) = (text.render(at: instant, in: calendar, source: source), .text)
+        case .vbml(var document, let props):
+            var filled = document.props ?? [:]
+            for (name, text) in props { filled[name] = .string(text.render(at: instant, in: calendar, source: source)) }
+            document.props = filled
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            (body, type) = ((try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? "{}", .vbml)
+        }
+        return InboxMessage(id: "\(senderID)@\(Int64(instant))", senderID: senderID, senderName: id,
+                     content: body, contentType: type, sentAt: instant, duration: duration,
                      priority: priority == .under ? nil : priority, holdSeconds: holdSeconds)
     }
 
