@@ -69,10 +69,13 @@ extension ConfigLoader {
         let priority = node.choice("priority", default: InboxMessage.Priority.under)
         let hold = node.value("min_hold_seconds") == nil ? nil : Double(node.int("min_hold_seconds", default: 0, in: 0...3600))
         let stale = node.choice("when_stale", default: ScheduleEntry.Stale.skip)
+        let dwell = node.value("dwell_seconds") == nil ? nil : Double(node.int("dwell_seconds", default: 10, in: 1...86_400))
         node.rejectUnknownKeys()
         guard let id, let minutes, let content else { return nil }
-        return ScheduleEntry(id: id, when: ScheduleWhen(minutes: minutes, weekdays: weekdays, dates: dates), content: content,
-                             duration: duration, priority: priority, holdSeconds: hold, whenStale: stale)
+        var entry = ScheduleEntry(id: id, when: ScheduleWhen(minutes: minutes, weekdays: weekdays, dates: dates), content: content,
+                                  duration: duration, priority: priority, holdSeconds: hold, whenStale: stale)
+        entry.dwellSeconds = dwell
+        return entry
     }
 
     static let maxSources = 16

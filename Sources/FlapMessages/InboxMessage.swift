@@ -45,6 +45,10 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     /// `min_hold_seconds`).
     public var holdSeconds: Double?
 
+    /// In a rotating zone, shown this many seconds in its turn (a schedule entry's
+    /// `dwell_seconds`); nil: the zone's `rotate_seconds`.
+    public var dwellSeconds: Double?
+
     /// How a message stands against the other messages of its zone.
     public enum Priority: String, Codable, Sendable, CaseIterable {
         /// Shown over them while it lives, even when theirs are newer.
@@ -61,7 +65,7 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     public init(id: String, senderID: String, senderName: String, content: String,
                 contentType: ContentType = .text, sentAt: Double, unlockAt: Double? = nil, expiry: Double? = nil,
                 transition: TransitionFields? = nil, arriveAt: Double? = nil, duration: Double? = nil, forced: Bool? = nil,
-                priority: Priority? = nil, holdSeconds: Double? = nil) {
+                priority: Priority? = nil, holdSeconds: Double? = nil, dwellSeconds: Double? = nil) {
         self.id = id
         self.senderID = senderID
         self.senderName = senderName
@@ -76,6 +80,7 @@ public struct InboxMessage: Codable, Hashable, Sendable {
         self.forced = forced
         self.priority = priority
         self.holdSeconds = holdSeconds
+        self.dwellSeconds = dwellSeconds
     }
 
     /// Whether it came from the local API rather than the message API.

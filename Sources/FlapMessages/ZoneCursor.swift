@@ -16,7 +16,8 @@ public struct ZoneCursor: Codable, Hashable, Sendable {
     ///
     /// Priorities first: while a message of priority `over` lives, only such messages take part;
     /// `idle` ones take part only when nothing else would show. And a message shown with a hold
-    /// (`holdSeconds`) stays until its hold is over, whatever arrives meanwhile.
+    /// (`holdSeconds`) stays until its hold is over, whatever arrives meanwhile. In rotation each
+    /// message stays its own `dwellSeconds`, or `rotateSeconds`.
     public mutating func pick(_ all: [InboxMessage], rotateSeconds: Double?, now: Double)
         -> (message: InboxMessage?, next: Double?) {
         if let shown = all.first(where: { $0.senderID == senderID }), let hold = shown.holdSeconds, now < since + hold {
@@ -33,15 +34,16 @@ public struct ZoneCursor: Codable, Hashable, Sendable {
             newestID = newest.id
             senderID = newest.senderID
             since = now
-            return (newest, rotation(candidates.count, rotateSeconds))
+            return (newest, rotation(candidates.count, newest.dwellSeconds ?? rotateSeconds))
         }
-        if let rotate = rotateSeconds, candidates.count > 1, now >= since + rotate, let i = index {
+        let shown = candidates[index!]
+        if let rotate = rotateSeconds, candidates.count > 1, now >= since + (shown.dwellSeconds ?? rotate), let i = index {
             let next = candidates[(i + 1) % candidates.count]
             senderID = next.senderID
             since = now
-            return (next, now + rotate)
+            return (next, now + (next.dwellSeconds ?? rotate))
         }
-        return (candidates[index!], rotation(candidates.count, rotateSeconds))
+        return (shown, rotation(candidates.count, rotateSeconds.map { shown.dwellSeconds ?? $0 }))
     }
 
     /// The messages that take part, by priority (in the order given).

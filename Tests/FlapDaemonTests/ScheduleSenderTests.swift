@@ -211,6 +211,35 @@ import Testing
         }
     }
 
+    /// Issue 36, item 3: a rotating zone shows the schedule's messages in turn with people's,
+    /// each for its own dwell time; an `idle` one takes no turn while others live.
+    @Test func aRotatingZoneGivesTheScheduleItsTurnsAndDwellTimes() async throws {
+        let clock = MailroomTests.Clock()
+        let config = try ConfigLoader.parse("""
+            time_zone: UTC
+            message_api: { url: "http://127.0.0.1:9/", token: "t" }
+            zones: [{ rows: [0, 5], senders: "*", rotate_seconds: 20 }]
+            schedule:
+              - { id: news, at: "05:00", dwell_seconds: 60, text: NEWS }
+              - { id: quiet, at: "05:00", priority: idle, text: QUIET }
+            """)
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let wall = Wall(config: config, drivers: [], logger: logger)
+        let mailroom = Mailroom(wall: wall, zones: config.routedZones, store: nil, logger: logger, now: { clock.now }) { _, _ in }
+        await mailroom.take(own: config.schedule[1].message(at: clock.now, in: config.calendar))
+        await mailroom.take(.new(person("hello", at: clock.now)))
+        clock.advance(1)
+        await mailroom.take(own: config.schedule[0].message(at: clock.now, in: config.calendar))
+        var seen: [String] = []
+        for _ in 0..<8 {
+            seen.append(shows(wall))
+            clock.advance(20)
+            await mailroom.refresh()
+        }
+        // NEWS (newest) 60 s, HELLO 20 s, NEWS 60 s …; QUIET never, while others live.
+        #expect(seen == ["NEWS", "NEWS", "NEWS", "HELLO", "NEWS", "NEWS", "NEWS", "HELLO"], "\(seen)")
+    }
+
     @Test func aHoldKeepsItUpUntilRead() async throws {
         let clock = MailroomTests.Clock()
         let (mailroom, wall, config) = try mailroom("  - { id: news, at: \"05:00\", min_hold_seconds: 60, text: NEWS }", clock: clock)

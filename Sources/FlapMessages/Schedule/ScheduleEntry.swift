@@ -15,6 +15,8 @@ public struct ScheduleEntry: Sendable, Equatable {
     public var holdSeconds: Double?
     /// What it does when a source it reads is stale (or has no value yet).
     public var whenStale: Stale
+    /// In a rotating zone, shown this many seconds in its turn (nil: the zone's `rotate_seconds`).
+    public var dwellSeconds: Double?
 
     /// `when_stale:` of an entry.
     /// What it says: a text, or a VBML document whose props are texts (filled in when it speaks).
@@ -71,7 +73,7 @@ public struct ScheduleEntry: Sendable, Equatable {
         }
         return InboxMessage(id: "\(senderID)@\(Int64(instant))", senderID: senderID, senderName: id,
                      content: body, contentType: type, sentAt: instant, duration: duration,
-                     priority: priority == .under ? nil : priority, holdSeconds: holdSeconds)
+                     priority: priority == .under ? nil : priority, holdSeconds: holdSeconds, dwellSeconds: dwellSeconds)
     }
 
     /// The message it shows at `t`, if any: what it said last, while that still lives (a
