@@ -118,7 +118,7 @@ extension ConfigLoader {
 
     /// `sources: [{id, json | ical, every_minutes, timeout_seconds, max_kib, stale_minutes,
     /// window_hours, count}]`.
-    static func sources(_ root: ConfigNode) -> [SourceConfig] {
+    static func sources(_ root: ConfigNode, environment: [String: String] = [:]) -> [SourceConfig] {
         guard let list = root.value("sources") else { return [] }
         guard let items = list.sequence else { root.issues.add("sources", list, "expected a list of sources"); return [] }
         guard items.count <= maxSources else { root.issues.add("sources", list, "\(items.count) sources; at most \(maxSources)"); return [] }
@@ -132,9 +132,18 @@ extension ConfigLoader {
                 node.issues.add(node.sub("id"), node.value("id"), "'\(id.prefix(40))' is not a name of 1 to 32 letters, digits and _ (nor one of \(reserved.joined(separator: ", ")))")
             }
             if let id, sources.contains(where: { $0.id == id }) { node.issues.add(node.sub("id"), node.value("id"), "'\(id)' names another source too") }
-            let json = node.string("json"), ical = node.string("ical")
+            // A URL that holds a key may come from the environment (json_env, ical_env): it is never logged.
+            func location(_ key: String) -> String? {
+                guard let variable = node.string(key + "_env") else { return node.string(key) }
+                if node.value(key) != nil { node.issues.add(node.sub(key + "_env"), node.value(key + "_env"), "give \(key) or \(key)_env, not both") }
+                guard let v = environment[variable], !v.isEmpty else {
+                    node.issues.add(node.sub(key + "_env"), node.value(key + "_env"), "the environment variable \(variable.prefix(64)) is not set"); return nil
+                }
+                return v
+            }
+            let json = location("json"), ical = location("ical")
             let kind: SourceConfig.Kind? = json != nil && ical != nil ? nil : json != nil ? .json : ical != nil ? .ical : nil
-            if kind == nil { node.issues.add(node.sub("json"), node.node, "give json: or ical: (a URL or a file's path), one of them") }
+            if kind == nil { node.issues.add(node.sub("json"), node.node, "give json: or ical: (a URL or a file's path; or json_env: / ical_env: naming a variable that holds it), one of them") }
             let location = json ?? ical ?? ""
             if location.count > 2048 || (location.contains("://") && !(location.hasPrefix("http://") || location.hasPrefix("https://") || location.hasPrefix("file://"))) {
                 node.issues.add(node.sub(kind?.rawValue ?? "json"), node.value(kind?.rawValue ?? "json"), "expected an http://, https:// or file:// URL or a file's path")

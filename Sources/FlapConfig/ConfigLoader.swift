@@ -129,7 +129,7 @@ public enum ConfigLoader {
         }
         config.zones = zones(root, config: config)
         config.timeZone = timeZone(root)
-        config.sources = sources(root)
+        config.sources = sources(root, environment: environment)
         config.schedule = schedule(root, sources: config.sources)
         root.rejectUnknownKeys()
         return config

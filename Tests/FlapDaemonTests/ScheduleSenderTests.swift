@@ -48,6 +48,21 @@ import Testing
         #expect(SenderRouter(zones: zoned.routedZones).zones(for: zoned.schedule[0].message(at: 0, in: zoned.calendar)) == [0])
     }
 
+    @Test func aSourcesURLMayComeFromTheEnvironment() throws {
+        let yaml = """
+            sources: [{ id: weather, json_env: WEATHER_URL }]
+            schedule: [{ id: w, at: "07:00", text: "{{weather:current.t}}" }]
+            """
+        let config = try ConfigLoader.parse(yaml, environment: ["WEATHER_URL": "https://example.org/?appid=secret"])
+        #expect(config.sources.first?.location == "https://example.org/?appid=secret" && config.sources.first?.kind == .json)
+        do {
+            _ = try ConfigLoader.parse(yaml, environment: [:])
+            Issue.record("taken")
+        } catch {
+            #expect(error.issues.map(\.description).contains { $0.hasPrefix("sources[0].json_env: the environment variable WEATHER_URL is not set") }, "\(error.issues)")
+        }
+    }
+
     @Test func everyMistakeIsNamedWithItsPlace() {
         let yaml = """
             time_zone: Mars/Olympus
