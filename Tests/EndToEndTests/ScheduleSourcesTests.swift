@@ -78,7 +78,7 @@ import Testing
         #expect(found["weather"]?["stale"] as? Bool == false && found["weather"]?["last_error"] == nil)
         let hung = (named?["schedule"] as? [[String: Any]])?.first { $0["id"] as? String == "hung" }
         #expect(hung?["skipped"] != nil && hung?["last"] == nil, "\(String(describing: hung))")
-        #expect(flapd.stderr.contains("source hang: no answer within 2 s; its last good value stays"), "\(flapd.stderr)")
+        #expect(await flapd.waitUntil { _, e in e.contains("source hang: no answer within 2 s; its last good value stays") }, "\(flapd.stderr)")
 
         // The wall never stopped: a message of the local API still shows (under the weather's `over`
         // in the * zone, over the whole board of its own zone).
