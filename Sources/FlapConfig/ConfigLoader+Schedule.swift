@@ -67,6 +67,10 @@ extension ConfigLoader {
         let duration = node.value("for_seconds") == nil ? nil
             : Double(node.int("for_seconds", default: 60, in: Int(range.lowerBound)...Int(range.upperBound)))
         let priority = node.choice("priority", default: InboxMessage.Priority.under)
+        if priority == .over, duration == nil {
+            node.issues.add(node.sub("priority"), node.value("priority"),
+                            "over needs for_seconds: a lasting message over people's would cover theirs for 48 h")
+        }
         let hold = node.value("min_hold_seconds") == nil ? nil : Double(node.int("min_hold_seconds", default: 0, in: 0...3600))
         let stale = node.choice("when_stale", default: ScheduleEntry.Stale.skip)
         let dwell = node.value("dwell_seconds") == nil ? nil : Double(node.int("dwell_seconds", default: 10, in: 1...86_400))

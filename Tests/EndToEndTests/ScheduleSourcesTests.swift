@@ -53,7 +53,7 @@ import Testing
               - { id: down, json: "\(base)/down" }
               - { id: bomb, ical: "\(base)/bomb.ics" }
             schedule:
-              - { id: weather, at: "00:00", priority: over, text: "NOW {{weather:current.temperature_2m|0}} C\\n{{family:events[0].time}} {{family:events[0].summary}}" }
+              - { id: weather, every_minutes: 1, for_seconds: 600, priority: over, text: "NOW {{weather:current.temperature_2m|0}} C\\n{{family:events[0].time}} {{family:events[0].summary}}" }
               - { id: hung, at: "00:00", text: "{{hang}} {{huge}} {{bad}} {{down}}" }
               - { id: bombed, at: "00:00", priority: idle, text: "{{bomb}}" }
             """.write(toFile: dir + "/flapd.yaml", atomically: true, encoding: .utf8)

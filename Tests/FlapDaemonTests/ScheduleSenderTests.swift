@@ -77,6 +77,7 @@ import Testing
               - { id: "no space", text: H }
               - { id: i, every_minutes: 10, from: "22:00", to: "06:00", text: I }
               - { id: j, at: "07:00", text: J, priority: loud }
+              - { id: k, at: "07:00", text: K, priority: over }
             """
         do {
             _ = try ConfigLoader.parse(yaml)
@@ -96,6 +97,7 @@ import Testing
                 "schedule[7].at: missing",
                 "schedule[8].to: ends before from",
                 "schedule[9].priority: 'loud' is not one of over, under, idle",
+                "schedule[10].priority: over needs for_seconds",
             ]
             for e in expected { #expect(said.contains { $0.hasPrefix(e) }, "\(e) — said: \(said)") }
             #expect(said.count == expected.count, "\(said)")
