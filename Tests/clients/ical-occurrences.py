@@ -1,11 +1,12 @@
-"""Occurrences of an iCalendar file by icalendar + recurring-ical-events: the independent reading
+"""Occurrences of iCalendar files by icalendar + recurring-ical-events: the independent reading
 that flapd's calendar is checked against (issue 36, item 6).
 
-    python ical-occurrences.py FILE FROM TO ZONE
+    python ical-occurrences.py FROM TO ZONE:FILE [ZONE:FILE …]
 
-FROM and TO are seconds since 1970; ZONE (an IANA name) is where floating times and all-day
-dates are read. Prints a JSON list of [start, end, summary], start and end in seconds since
-1970, of every occurrence that overlaps [FROM, TO), sorted.
+FROM and TO are seconds since 1970; each ZONE (an IANA name) is where its file's floating times
+and all-day dates are read. Prints one JSON object: by FILE, the list of [start, end, summary]
+(start and end in seconds since 1970) of every occurrence that overlaps [FROM, TO), sorted.
+One process for every file: Python's start and imports cost more than a calendar.
 """
 import datetime
 import json
@@ -24,20 +25,27 @@ def instant(value, zone):
     return datetime.datetime(value.year, value.month, value.day, tzinfo=zone).timestamp()
 
 
-def main():
-    path, start, end, zone_name = sys.argv[1:5]
-    zone = zoneinfo.ZoneInfo(zone_name)
+def occurrences(path, start, end, zone):
     with open(path, "rb") as f:
         calendar = icalendar.Calendar.from_ical(f.read())
-    a = datetime.datetime.fromtimestamp(float(start), zone)
-    b = datetime.datetime.fromtimestamp(float(end), zone)
+    a = datetime.datetime.fromtimestamp(start, zone)
+    b = datetime.datetime.fromtimestamp(end, zone)
     out = []
     for event in recurring_ical_events.of(calendar).between(a, b):
         s = instant(event["DTSTART"].dt, zone)
         e = instant(event["DTEND"].dt, zone) if "DTEND" in event else s
         out.append([s, e, str(event.get("SUMMARY", ""))])
     out.sort(key=lambda o: (o[0], o[2]))
-    json.dump(out, sys.stdout)
+    return out
+
+
+def main():
+    start, end = float(sys.argv[1]), float(sys.argv[2])
+    result = {}
+    for job in sys.argv[3:]:
+        zone, path = job.split(":", 1)
+        result[path] = occurrences(path, start, end, zoneinfo.ZoneInfo(zone))
+    json.dump(result, sys.stdout)
 
 
 main()
