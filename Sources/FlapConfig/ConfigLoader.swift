@@ -129,6 +129,11 @@ public enum ConfigLoader {
         }
         config.zones = zones(root, config: config)
         config.timeZone = timeZone(root)
+        if root.value("time_zone") != nil {
+            // Quiet hours (of motion and of the clack) are read in the same zone as the schedule.
+            config.quietHours?.timeZone = config.timeZone
+            config.sound.player.quiet.timeZone = config.timeZone
+        }
         config.sources = sources(root, environment: environment)
         config.schedule = schedule(root, sources: config.sources)
         root.rejectUnknownKeys()

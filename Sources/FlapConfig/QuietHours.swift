@@ -1,4 +1,5 @@
 import FlapCore
+import Foundation
 
 /// Quiet hours for motion: from one time of day to another (local time; the span may cross
 /// midnight), messages are held until the hours end (`hold`) or shown with the gentle style
@@ -10,9 +11,13 @@ public struct QuietHours: Sendable, Equatable {
     public var from: Int
     public var to: Int
     public var messages: Messages
-    public init(from: Int, to: Int, messages: Messages) { self.from = from; self.to = to; self.messages = messages }
+    /// The zone its times are read in (the config's `time_zone`); nil: the machine's.
+    public var timeZone: TimeZone?
+    public init(from: Int, to: Int, messages: Messages, timeZone: TimeZone? = nil) {
+        self.from = from; self.to = to; self.messages = messages; self.timeZone = timeZone
+    }
 
-    public var span: DailySpan { DailySpan(from: from, to: to) }
+    public var span: DailySpan { DailySpan(from: from, to: to, timeZone: timeZone) }
 
     /// Whether the hours hold at `t` (seconds since 1970).
     public func holds(at t: Double) -> Bool { span.holds(at: t) }

@@ -7,7 +7,9 @@ public struct DailySpan: Sendable, Equatable {
     /// Minutes since midnight.
     public var from: Int
     public var to: Int
-    public init(from: Int, to: Int) { self.from = from; self.to = to }
+    /// The zone its times are read in (the config's `time_zone`); nil: the machine's.
+    public var timeZone: TimeZone?
+    public init(from: Int, to: Int, timeZone: TimeZone? = nil) { self.from = from; self.to = to; self.timeZone = timeZone }
 
     /// Whether a minute of the day lies in the span.
     public func contains(minute m: Int) -> Bool {
@@ -15,19 +17,21 @@ public struct DailySpan: Sendable, Equatable {
         return from < to ? (from..<to).contains(m) : m >= from || m < to
     }
 
-    /// The minute of the day at `t` (seconds since 1970) in the machine's time zone, and the
-    /// seconds into it.
-    public static func minute(_ t: Double) -> (minute: Int, second: Double) {
-        let c = Calendar.current.dateComponents([.hour, .minute, .second, .nanosecond], from: Date(timeIntervalSince1970: t))
+    /// The minute of the day at `t` (seconds since 1970) in `zone` (nil: the machine's time
+    /// zone), and the seconds into it.
+    public static func minute(_ t: Double, in zone: TimeZone? = nil) -> (minute: Int, second: Double) {
+        var calendar = Calendar.current
+        if let zone { calendar.timeZone = zone }
+        let c = calendar.dateComponents([.hour, .minute, .second, .nanosecond], from: Date(timeIntervalSince1970: t))
         return ((c.hour ?? 0) * 60 + (c.minute ?? 0), Double(c.second ?? 0) + Double(c.nanosecond ?? 0) / 1e9)
     }
 
     /// Whether the span holds at `t` (seconds since 1970).
-    public func holds(at t: Double) -> Bool { contains(minute: Self.minute(t).minute) }
+    public func holds(at t: Double) -> Bool { contains(minute: Self.minute(t, in: timeZone).minute) }
 
     /// The instant the span ends next, after `t`.
     public func end(after t: Double) -> Double {
-        let (m, s) = Self.minute(t)
+        let (m, s) = Self.minute(t, in: timeZone)
         var minutes = (to - m + 1440) % 1440
         if minutes == 0 { minutes = 1440 }
         return t - s + Double(minutes * 60)

@@ -80,7 +80,7 @@ public final class ClackPlayer: ClackSink {
         var audible = clacks
         if options.quiet.from != options.quiet.to {
             let now = MonotonicClock.now()
-            let (minute, second) = DailySpan.minute(Date().timeIntervalSince1970)
+            let (minute, second) = DailySpan.minute(Date().timeIntervalSince1970, in: options.quiet.timeZone)
             audible.removeAll { t in
                 let minutes = Int(((second + Double(t - now) / 1e9) / 60).rounded(.down))
                 return options.quiet.contains(minute: ((minute + minutes) % 1440 + 1440) % 1440)

@@ -43,6 +43,22 @@ import Testing
         #expect(!QuietHours(from: 600, to: 600, messages: .hold).holds(at: midnight + 600 * 60))
     }
 
+    /// With `time_zone:`, quiet hours (of motion and of the clack) are read in that zone, as the
+    /// schedule is, whatever the machine's zone.
+    @Test func theHoursAreReadInTheConfigsTimeZone() throws {
+        let config = try ConfigLoader.parse("""
+            time_zone: Asia/Tokyo
+            quiet_hours: { from: "22:00", to: "07:00" }
+            sound: { quiet_hours: { from: "21:00", to: "08:00" } }
+            """)
+        let q = try #require(config.quietHours)
+        // 2026-11-29 13:30 UTC is 22:30 in Tokyo: quiet there, whatever the machine's zone says.
+        let t = ISO8601DateFormatter().date(from: "2026-11-29T13:30:00Z")!.timeIntervalSince1970
+        #expect(q.holds(at: t) && !q.holds(at: t - 3600))
+        #expect(q.end(after: t) == ISO8601DateFormatter().date(from: "2026-11-29T22:00:00Z")!.timeIntervalSince1970)
+        #expect(config.sound.player.quiet.holds(at: t - 3600) && !config.sound.player.quiet.holds(at: t - 7200))
+    }
+
     @Test func heldUntilTheHoursEndUnlessForced() async throws {
         let clock = Clock()
         let yaml = """
