@@ -59,6 +59,7 @@ public final class Mailroom: Sendable {
     /// are shown in the order the inbox changed.
     private let desk = DispatchQueue(label: "flapd-mailroom")
     private let reporter = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let showsReporter = Mutex<(@Sendable ([[Int]]) -> Void)?>(nil)
     /// Rung when `nextWake` changes, and at the stop.
     private let clock = Doorbell()
     /// Boards to wait for, and then the messages to report displayed on them: taken by `run`.
@@ -88,6 +89,9 @@ public final class Mailroom: Sendable {
 
     /// Where `message.displayed` reports go (the API client).
     public func reportDisplayed(to report: @escaping @Sendable (String) -> Void) { reporter.withLock { $0 = report } }
+    /// Tells `report` what the local board (or grid) shows: when the mailroom starts, and each
+    /// time a board settles.
+    public func reportShows(to report: @escaping @Sendable ([[Int]]) -> Void) { showsReporter.withLock { $0 = report } }
 
     /// Takes the saved inbox back and shows it. The boards' own saved state is restored first,
     /// so a board whose messages have not changed does not move.
@@ -418,6 +422,7 @@ public final class Mailroom: Sendable {
     /// stop, a board not yet settled is not waited for: its messages are reported once a later
     /// run has shown them.
     public func run() async {
+        showsReporter.withLock { $0 }?(wall.localCodes())
         await withDiscardingTaskGroup { group in
             group.addTask { await self.keepTime() }
             for await settle in settles.stream {
@@ -425,6 +430,7 @@ public final class Mailroom: Sendable {
                     await self.settled(settle.board, settle.transition)
                     guard !Task.isCancelled else { return }
                     await self.onDesk { self.displayed(settle.ids, board: settle.board, transition: settle.transition) }
+                    self.showsReporter.withLock { $0 }?(self.wall.localCodes())
                 }
             }
             group.cancelAll()

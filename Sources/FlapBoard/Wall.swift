@@ -169,4 +169,17 @@ public final class Wall: Sendable {
 
     /// The frame the board is going to (or shows, once settled).
     public func target(board: Int) -> Frame { targets.withLock { $0[board] } }
+
+    /// What the local API's board (or grid of boards, as one) is going to show (or shows, once
+    /// settled), as codes row by row: what the Local API and the Cloud API read back.
+    public func localCodes() -> [[Int]] {
+        guard let grid = config.localGrid else { return target(board: config.localBoardIndex).codes }
+        var rows = Array(repeating: Array(repeating: 0, count: grid.cols), count: grid.rows)
+        for (board, o) in grid.origins {
+            for (r, line) in target(board: board).codes.prefix(o.rows).enumerated() {
+                for (c, code) in line.prefix(o.cols).enumerated() { rows[o.row + r][o.col + c] = code }
+            }
+        }
+        return rows
+    }
 }

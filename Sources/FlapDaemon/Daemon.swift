@@ -100,7 +100,10 @@ public struct Daemon: Sendable {
                 await mailroom.take(event)
             }
         }
-        if let client { mailroom.reportDisplayed(to: client.reportDisplayed) }
+        if let client {
+            mailroom.reportDisplayed(to: client.reportDisplayed)
+            mailroom.reportShows(to: client.reportShows)
+        }
         let sources = config.sources.isEmpty || !options.once.isEmpty ? nil
             : ScheduleSources(configs: config.sources, folder: stateDir.map { $0 + "/sources" }, logger: logger)
         let schedule = config.schedule.isEmpty || !options.once.isEmpty ? nil

@@ -13,7 +13,11 @@ extension Hub {
         for (path, bytes, type) in [("/", SenderPageAssets.html, "text/html; charset=utf-8"),
                                     ("/app.js", SenderPageAssets.script, "text/javascript; charset=utf-8"),
                                     ("/app.css", SenderPageAssets.style, "text/css; charset=utf-8")] {
-            router.get(RouterPath(path)) { _, _ in Self.asset(bytes, type) }
+            router.get(RouterPath(path)) { request, _ in
+                // The root is also Vestaboard's Cloud API, for a request that carries its token.
+                if path == "/", Self.vestaboardCredential(request) != nil { return try await self.vestaboardRead(request) }
+                return Self.asset(bytes, type)
+            }
             // What a monitor or `curl -I` asks: the same head, no body.
             router.head(RouterPath(path)) { _, _ in
                 var r = Self.asset([], type)

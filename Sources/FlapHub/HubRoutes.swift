@@ -54,6 +54,7 @@ extension Hub {
         }
         friendRoutes(api)
         senderPageRoutes(router, api: api)
+        vestaboardRoutes(router)
         return router
     }
 
@@ -73,9 +74,14 @@ extension Hub {
             }
             if blocked { results.append(.refused(name, "blocked")); continue }
             guard friends else { results.append(.refused(name, "not a friend")); continue }
+            var options = sending.options
+            // The board's transition, as its owner set it through the Cloud API, unless the message has its own.
+            if options.transition == nil, let (transition, speed) = try await store.transition(of: to.id) {
+                options.transition = TransitionFields(transition: transition, speed: speed)
+            }
             let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
                                      contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL,
-                                     options: sending.options)
+                                     options: options)
             stored.append(m)
             results.append(.init(recipient: name, recipientID: to.id, status: .sent, messageID: m.id))
         }

@@ -104,6 +104,12 @@ extension Hub {
                 } else {
                     try await store.setFace(face, of: user.id, now: now())
                 }
+            case .shows(let layout):
+                if let problem = WireFrame.layoutProblem(layout) {
+                    try await outbound.write(.text(HubEvent.error("bad_frame", "board.shows: \(problem)")))
+                } else {
+                    try await store.setLayout(layout, of: user.id, now: now())
+                }
             default:
                 try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
             }

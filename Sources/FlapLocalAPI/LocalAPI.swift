@@ -68,7 +68,7 @@ public enum LocalAPI {
             case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
             case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)
-            case (.GET, "/local-api/message"): return json(200, ["message": codes(wall)])
+            case (.GET, "/local-api/message"): return json(200, ["message": wall.localCodes()])
             case (.POST, "/local-api/message"): return await post(request, mailroom: mailroom, wall: wall, logger: logger)
             case (_, let path) where paths.contains(path) || WebRoutes.paths.contains(path) || WebRoutes.assets[path] != nil:
                 return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
@@ -79,18 +79,6 @@ public enum LocalAPI {
 
     /// Takes a message as the local sender's (`@local`): it goes the way of every message, into
     /// the inbox and onto the zones that take it — by default the whole board.
-    /// What the local API's board (or grid of boards) is going to show, as codes.
-    static func codes(_ wall: Wall) -> [[Int]] {
-        guard let grid = wall.config.localGrid else { return wall.target(board: wall.config.localBoardIndex).codes }
-        var rows = Array(repeating: Array(repeating: 0, count: grid.cols), count: grid.rows)
-        for (board, o) in grid.origins {
-            for (r, line) in wall.target(board: board).codes.prefix(o.rows).enumerated() {
-                for (c, code) in line.prefix(o.cols).enumerated() { rows[o.row + r][o.col + c] = code }
-            }
-        }
-        return rows
-    }
-
     static func post(_ request: Request, mailroom: Mailroom, wall: Wall, logger: Logger) async -> Response {
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
         let posted: Wall.Shown?
@@ -115,7 +103,7 @@ public enum LocalAPI {
         }
         logger.info("message accepted", metadata: [
             "transition": "\(shown.transition.number)", "flips": "\(shown.transition.plan.flipCount)"])
-        return json(201, LocalReply.Accepted(message: wall.config.localGrid == nil ? shown.frame.codes : codes(wall),
+        return json(201, LocalReply.Accepted(message: wall.config.localGrid == nil ? shown.frame.codes : wall.localCodes(),
                                              transition: shown.transition.number, flips: shown.transition.plan.flipCount,
                                              cut: shown.cut.isEmpty ? nil : shown.cut,
                                              substitutions: shown.substitutions.isEmpty ? nil : shown.substitutions.map(\.description)))

@@ -14,6 +14,9 @@ public enum WireFrame: Codable, Equatable, Sendable {
     case displayed(messageID: String, recipientID: String? = nil)
     /// From a board, after `authenticated`: how it shows senders (for a sender's preview).
     case face(BoardFace)
+    /// From a board, whenever it settles (and at each connect): the codes it shows, row by row —
+    /// what the Cloud API's readers get back (the board's, not the last message's).
+    case shows(layout: [[Int]])
 
     // What the hub sends.
     case authenticated(user: User)
@@ -41,6 +44,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
         case .ping: "ping"
         case .displayed: "message.displayed"
         case .face: "board.face"
+        case .shows: "board.shows"
         case .authenticated: "authenticated"
         case .pong: "pong"
         case .new: "message.new"
@@ -66,7 +70,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
 
     private enum Key: String, CodingKey {
         case type, token, messageID, recipientID, user, message, requestID, fromUser, friendID, code
-        case senderID, content, timestamp, unlockAt, face
+        case senderID, content, timestamp, unlockAt, face, layout
     }
 
     public init(from decoder: any Decoder) throws {
@@ -80,6 +84,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
                 self = .displayed(messageID: try c.decode(String.self, forKey: .messageID),
                                   recipientID: try c.decodeIfPresent(String.self, forKey: .recipientID))
             case "board.face": self = .face(try c.decode(BoardFace.self, forKey: .face))
+            case "board.shows": self = .shows(layout: try c.decode([[Int]].self, forKey: .layout))
             case "authenticated":
                 // A board needs no more than the type; the user is for people's apps.
                 self = .authenticated(user: (try? c.decodeIfPresent(User.self, forKey: .user)) ?? User(id: "", username: ""))
@@ -115,6 +120,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
             try c.encode(id, forKey: .messageID)
             try c.encodeIfPresent(recipient, forKey: .recipientID)
         case .face(let face): try c.encode(face, forKey: .face)
+        case .shows(let layout): try c.encode(layout, forKey: .layout)
         case .authenticated(let user): try c.encode(user, forKey: .user)
         case .new(let m):
             try c.encode(m.id, forKey: .messageID)
@@ -135,6 +141,18 @@ public enum WireFrame: Codable, Equatable, Sendable {
             try c.encode(code, forKey: .code)
             try c.encode(message, forKey: .message)
         }
+    }
+
+    /// What a `board.shows` layout may be: 1–48 rows of 1–200 codes 0…71, at most 4,096 in all
+    /// (a grid of boards is one layout).
+    public static func layoutProblem(_ layout: [[Int]]) -> String? {
+        guard (1...48).contains(layout.count) else { return "layout has \(layout.count) rows; 1–48" }
+        guard let width = layout.first?.count, (1...200).contains(width), layout.allSatisfy({ $0.count == width }) else {
+            return "layout rows must all have the same 1–200 codes"
+        }
+        guard layout.count * width <= 4096 else { return "layout has \(layout.count * width) codes; at most 4096" }
+        if let bad = layout.joined().first(where: { !(0...71).contains($0) }) { return "layout code \(bad) is not 0…71" }
+        return nil
     }
 
     /// The frame's JSON text, keys sorted.

@@ -49,7 +49,7 @@ public enum APIFrame: Equatable, Sendable {
         case .new(let m): return .success(.new(m))
         case .deleted(let id): return .success(.deleted(messageID: id))
         case .error(let code, let message): return .success(.error(code: code, message: message))
-        case .displayed, .delivered, .friendRequest, .friendAccepted, .authenticate, .ping, .face: return .success(.ignored(type: frame.type))
+        case .displayed, .delivered, .friendRequest, .friendAccepted, .authenticate, .ping, .face, .shows: return .success(.ignored(type: frame.type))
         }
     }
 
@@ -87,4 +87,5 @@ enum OutgoingFrame {
     static let ping = WireFrame.ping.text
     static func displayed(_ id: String) -> String { WireFrame.displayed(messageID: id).text }
     static func face(_ face: BoardFace) -> String { WireFrame.face(face).text }
+    static func shows(_ layout: [[Int]]) -> String { WireFrame.shows(layout: layout).text }
 }

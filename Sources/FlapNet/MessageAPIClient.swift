@@ -44,6 +44,7 @@ public final class MessageAPIClient: Service, Sendable {
     /// Messages displayed and not yet reported; the connection's reporter writes them, rung by
     /// `reportsWaiting`.
     private let unsent = Mutex<[String]>([])
+    private let shows = Mutex<[[Int]]?>(nil)
     private let reportsWaiting = Doorbell()
     private let lastHeard = Mutex<ContinuousClock.Instant>(.now)
     private let state = Mutex(Status())
@@ -70,9 +71,18 @@ public final class MessageAPIClient: Service, Sendable {
         reportsWaiting.ring()
     }
 
-    /// Writes the reports of messages displayed as they come, until cancelled or the connection
-    /// fails; a report not written is kept for the next connection.
+    /// Reports what the board shows (`board.shows`, read back by the hub's Cloud API): the
+    /// latest only, written when it changed and at every connect.
+    public func reportShows(_ layout: [[Int]]) {
+        shows.withLock { $0 = layout }
+        reportsWaiting.ring()
+    }
+
+    /// Writes the reports of messages displayed as they come, and what the board shows when it
+    /// changed, until cancelled or the connection fails; a report not written is kept for the
+    /// next connection.
     private func report(on outbound: WebSocketOutboundWriter) async {
+        var written: [[Int]]?
         while !Task.isCancelled {
             let ids = unsent.withLock { ids in defer { ids = [] }; return ids }
             for (i, id) in ids.enumerated() {
@@ -80,6 +90,10 @@ public final class MessageAPIClient: Service, Sendable {
                     unsent.withLock { $0.insert(contentsOf: ids[i...], at: 0) }
                     return
                 }
+            }
+            if let layout = shows.withLock({ $0 }), layout != written {
+                do { try await outbound.write(.text(OutgoingFrame.shows(layout))) } catch { return }
+                written = layout
             }
             await reportsWaiting.wait(seconds: nil)
         }

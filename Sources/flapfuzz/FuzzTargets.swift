@@ -68,9 +68,18 @@ enum FuzzTargets {
             guard let object = try? SendRequest.object(bytes) else { return }
             _ = try? SendRequest.read(object, now: 1_800_000_000, ttl: 172_800)
         },
-        // A board's face taken is then composed on, as a sender's preview does.
+        // A write of Vestaboard's Cloud or Read/Write API (issue 38): what it takes is a message
+        // the message API itself would take.
+        "vestaboard-write": { bytes in
+            guard let write = try? VestaboardWrite.read(bytes) else { return }
+            precondition(write.type != .vbml && MessageRules.problem(content: write.content, type: write.type) == nil, "a write the message API refuses")
+        },
+        // A board's face taken is then composed on, as a sender's preview does; what a board
+        // says it shows is checked against its bounds.
         "hub-frame": { bytes in
-            guard case .face(let face)? = HubInput.frame(String(decoding: bytes, as: UTF8.self)), face.problem == nil,
+            let frame = HubInput.frame(String(decoding: bytes, as: UTF8.self))
+            if case .shows(let layout)? = frame { _ = WireFrame.layoutProblem(layout) }
+            guard case .face(let face)? = frame, face.problem == nil,
                   let area = face.area(senderID: "s", username: "alice"), let (zone, mapper) = BoardFace.composing(area) else { return }
             _ = Composer().compose(InboxMessage(id: "p", senderID: "s", senderName: "alice", content: "HELLO, {63} WORLD", sentAt: 0),
                                    in: zone, mapper: mapper)

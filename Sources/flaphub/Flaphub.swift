@@ -9,7 +9,7 @@ struct Flaphub: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flaphub",
         abstract: "The Flapboard message API, self-hosted: users, friends, messages; REST and WebSocket over SQLite or PostgreSQL.",
-        subcommands: [Serve.self, User.self, Friend.self])
+        subcommands: [Serve.self, User.self, Friend.self, Token.self])
 }
 
 /// Where the store is: a config file, or the database path directly.

@@ -83,7 +83,7 @@ import Testing
         #expect(rows(1)[2] == "     BOB \u{2764}     " && rows(0)[2] == String(repeating: " ", count: 15))
         let shown = await mailroom.post("HI THERE", type: .text, how: (nil, nil))
         #expect(shown != nil)
-        #expect(LocalAPI.codes(wall).count == 3 && LocalAPI.codes(wall).allSatisfy { $0.count == 30 })
+        #expect(wall.localCodes().count == 3 && wall.localCodes().allSatisfy { $0.count == 30 })
         // Centred on 3 × 30: from column 11, across the seam at 15.
         #expect(rows(0)[1] == "           HI T" && rows(1)[1] == "HERE           ")
     }

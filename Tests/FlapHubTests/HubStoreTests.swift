@@ -204,9 +204,9 @@ func temporaryDatabase() -> String {
         // A second start changes nothing.
         #expect(try await HubStore(try await database()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
-            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 3)
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 4)
         } else {
-            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3])
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4])
         }
     }
 
@@ -217,7 +217,7 @@ func temporaryDatabase() -> String {
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()
         }
-        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3")
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4")
     }
 }
 

@@ -10,7 +10,23 @@ enum HubSchema {
         Migration(version: 2, sqlite: "ALTER TABLE messages ADD COLUMN options TEXT;", postgres: "ALTER TABLE messages ADD COLUMN options TEXT;"),
         // The sender's page: boards' faces, one-time sign-in links, sessions, a sender's messages.
         Migration(version: 3, sqlite: v3(real: "REAL"), postgres: v3(real: "DOUBLE PRECISION")),
+        // Vestaboard's Cloud and Read/Write APIs: tokens, what each board shows, its transition.
+        Migration(version: 4, sqlite: v4(real: "REAL"), postgres: v4(real: "DOUBLE PRECISION")),
     ]
+
+    private static func v4(real: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS vestaboard_tokens(
+            id TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            can_read INTEGER NOT NULL, can_write INTEGER NOT NULL, created_at \(real) NOT NULL);
+        CREATE TABLE IF NOT EXISTS board_layouts(
+            user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, id TEXT NOT NULL,
+            layout TEXT NOT NULL, reported_at \(real) NOT NULL);
+        CREATE TABLE IF NOT EXISTS board_transitions(
+            user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, transition TEXT NOT NULL, speed TEXT NOT NULL);
+        """
+    }
 
     private static func v3(real: String) -> String {
         """
