@@ -347,6 +347,8 @@ public final class Mailroom: Sendable {
         for n in notes { logger.log(level: n.level, n.message, metadata: n.metadata) }
         if advanced { var saved = state.withLock { $0.saved }; write(&saved) }
         var postedShown: Wall.Shown?
+        // One instant for every board this refresh moves: a grid's boards play one cascade.
+        let start = MonotonicClock.now()
         for c in changed.sorted(by: { $0.board < $1.board }) {
             if let m = c.newest, let fields = m.transition {
                 do throws(TransitionFields.Invalid) { _ = try fields.style(over: boards[c.board].transition) } catch {
@@ -355,7 +357,7 @@ public final class Mailroom: Sendable {
             }
             var style = c.newest.flatMap { Self.style(of: $0, on: boards[c.board], now: t) }
             if let quiet, quiet.messages == .gentle, c.newest?.forced != true { style = TransitionStyle.named("classic", speed: .gentle) }
-            var shown = wall.show(frame: c.frame, board: c.board, style: style)
+            var shown = wall.show(frame: c.frame, board: c.board, style: style, start: start)
             if c.board == postedBoard, let part = postedPart {
                 shown.cut = part.cut
                 shown.substitutions = part.substitutions

@@ -38,8 +38,9 @@ public final class Wall: Sendable {
         self.logger = logger
         self.accepted = accepted
         conductor = Conductor(
-            boards: config.boards.map {
-                Conductor.Board(rows: $0.rows, cols: $0.cols, drum: $0.drum, timing: $0.timing, motion: $0.motion, style: $0.transition)
+            boards: config.boards.enumerated().map { i, b in
+                Conductor.Board(rows: b.rows, cols: b.cols, drum: b.drum, timing: b.timing, motion: b.motion, style: b.transition,
+                                place: config.gridPlace(of: i))
             },
             drivers: drivers, clackSinks: clackSinks, planSinks: planSinks)
         targets = Mutex(config.boards.map { Frame(rows: $0.rows, cols: $0.cols, filledWith: $0.drum.glyphs[0]) })
@@ -50,12 +51,15 @@ public final class Wall: Sendable {
     /// this (the mailroom, on its desk; `resume` before the mailroom starts): the targets and
     /// the conductor take the frames in the order given, and no lock is held while the
     /// conductor and `accepted` are called.
-    /// `style`: how the board moves to it, when not its own style.
-    public func show(frame: Frame, board: Int, substitutions: [Substitution] = [], style: TransitionStyle? = nil) -> Shown {
-        show(frame: frame, board: board, cut: [], substitutions: substitutions, style: style)
+    /// `style`: how the board moves to it, when not its own style. `start`: the transition's t0
+    /// (monotonic ns; now when nil) — the boards of one message share it, so a grid's cascade
+    /// runs on from one board into the next.
+    public func show(frame: Frame, board: Int, substitutions: [Substitution] = [], style: TransitionStyle? = nil, start: Int64? = nil) -> Shown {
+        show(frame: frame, board: board, cut: [], substitutions: substitutions, style: style, start: start)
     }
 
-    private func show(frame: Frame, board: Int, cut: [String], substitutions: [Substitution], style: TransitionStyle? = nil) -> Shown {
+    private func show(frame: Frame, board: Int, cut: [String], substitutions: [Substitution], style: TransitionStyle? = nil,
+                      start: Int64? = nil) -> Shown {
         let b = config.boards[board]
         var frame = frame
         if b.drum.indices(of: frame) == nil {
@@ -67,7 +71,7 @@ public final class Wall: Sendable {
         // Every glyph is on the drum now.
         let indices = b.drum.indices(of: frame)!
         targets.withLock { $0[board] = frame }
-        let transition = conductor.play(board: board, target: indices, style: style)
+        let transition = conductor.play(board: board, target: indices, start: start, style: style)
         accepted(board, frame)
         return Shown(transition: transition, frame: frame, cut: cut, substitutions: substitutions)
     }
@@ -151,7 +155,7 @@ public final class Wall: Sendable {
                 needsRestart.append(.boardSerial(now.id))
                 merged.boards[i].serial = was.serial
             }
-            conductor.update(board: i, timing: now.timing, motion: now.motion, style: now.transition)
+            conductor.update(board: i, timing: now.timing, motion: now.motion, style: now.transition, place: new.gridPlace(of: i))
         }
         if new.localAPI.bind != old.localAPI.bind || new.localAPI.port != old.localAPI.port
             || new.localAPI.key != old.localAPI.key || new.localAPI.board != old.localAPI.board

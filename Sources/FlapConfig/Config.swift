@@ -65,6 +65,14 @@ public struct FlapdConfig: Sendable {
         return localAPI.board.flatMap { id in boards.firstIndex { $0.id == id } } ?? 0
     }
 
+    /// Where a board sits in the grid it plays as one with: the local API's grid when the board
+    /// is in it, else the first grid that lists it; nil when none does.
+    public func gridPlace(of board: Int) -> GridPlace? {
+        guard let grid = (localGrid.map { [$0] } ?? []).first(where: { $0.origins[board] != nil })
+                ?? grids.first(where: { $0.origins[board] != nil }), let o = grid.origins[board] else { return nil }
+        return GridPlace(row: o.row, col: o.col, rows: grid.rows, cols: grid.cols)
+    }
+
     /// The grid the local API addresses, if it names one.
     public var localGrid: BoardGrid? { localAPI.board.flatMap { id in grids.first { $0.id == id } } }
 

@@ -52,19 +52,33 @@ public struct FlipPlan: Sendable {
     public var flipCount: Int { moves.reduce(0) { $0 + Int($1.flips) } }
 }
 
+/// Where a board sits in a grid of boards that plays as one: its top-left module's row and
+/// column in the grid, and the grid's size in modules.
+public struct GridPlace: Hashable, Sendable {
+    public var row: Int
+    public var col: Int
+    public var rows: Int
+    public var cols: Int
+    public init(row: Int, col: Int, rows: Int, cols: Int) { self.row = row; self.col = col; self.rows = rows; self.cols = cols }
+}
+
 /// Plans transitions: pure arithmetic from module states and a target to a `FlipPlan`.
 public enum Planner {
     /// Plans the change of a rows × cols board from `states` (row-major) to the drum indices of
     /// `target` (row-major). A module starts when `style` lets it (the cascade instant, for the
     /// classic style), or when it is ready if later; then the style's arrival, its cap on moving
     /// modules and the board's power groups may move starts later, never earlier than ready.
+    /// `place`: where the board sits in a grid of boards that plays as one — each module's
+    /// instant is then its place in the grid's order (the cascade runs on from the board to its
+    /// left and above), not in the board's own.
     public static func plan(
         rows: Int, cols: Int, from states: [ModuleState], to target: [UInt8],
-        drum: Drum, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic
+        drum: Drum, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic, place: GridPlace? = nil
     ) -> FlipPlan {
         precondition(states.count == rows * cols && target.count == rows * cols, "plan: size mismatch")
         let n = drum.count
-        let ranks = style.ranks(count: rows * cols)
+        let whole = place ?? GridPlace(row: 0, col: 0, rows: rows, cols: cols)
+        let ranks = style.ranks(count: whole.rows * whole.cols)
         var moves: [ModuleMove] = []
         moves.reserveCapacity(rows * cols)
         var i = 0
@@ -75,7 +89,9 @@ public enum Planner {
                 if forward != 0 {
                     var flips = forward, direction: Int8 = 1
                     if motion == .shortest, n - forward < forward { flips = n - forward; direction = -1 }
-                    let offset = style.offset(row: r, col: c, rows: rows, cols: cols, rank: ranks.isEmpty ? 0 : ranks[i], timing: timing)
+                    let (gr, gc) = (whole.row + r, whole.col + c)
+                    let offset = style.offset(row: gr, col: gc, rows: whole.rows, cols: whole.cols,
+                                              rank: ranks.isEmpty ? 0 : ranks[gr * whole.cols + gc], timing: timing)
                     moves.append(ModuleMove(
                         row: Int32(r), col: Int32(c), from: UInt8(from), to: UInt8(to),
                         flips: Int32(flips), direction: direction, start: max(offset, states[i].readyAt)))

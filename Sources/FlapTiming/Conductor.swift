@@ -17,8 +17,12 @@ public final class Conductor: HomingReport, Sendable {
         public var motion: Motion
         /// The style of a transition that names none.
         public var style: TransitionStyle
-        public init(rows: Int, cols: Int, drum: Drum, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic) {
+        /// Where it sits in the grid it plays as one with (nil: on its own).
+        public var place: GridPlace?
+        public init(rows: Int, cols: Int, drum: Drum, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic,
+                    place: GridPlace? = nil) {
             self.rows = rows; self.cols = cols; self.drum = drum; self.timing = timing; self.motion = motion; self.style = style
+            self.place = place
         }
     }
 
@@ -268,11 +272,12 @@ public final class Conductor: HomingReport, Sendable {
     }
 
     /// Changes a board's timing, motion and style for the transitions planned from now on.
-    public func update(board: Int, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic) {
+    public func update(board: Int, timing: FlipTiming, motion: Motion, style: TransitionStyle = .classic, place: GridPlace? = nil) {
         state.withLock { s in
             s.tracks[board].board.timing = timing
             s.tracks[board].board.motion = motion
             s.tracks[board].board.style = style
+            s.tracks[board].board.place = place
         }
     }
 

@@ -84,7 +84,7 @@ struct ConductorState: ~Copyable {
         }
         let plan = Planner.plan(rows: track.board.rows, cols: track.board.cols, from: states, to: target,
                                 drum: track.board.drum, timing: track.board.timing, motion: track.board.motion,
-                                style: style ?? track.board.style)
+                                style: style ?? track.board.style, place: track.board.place)
         var moving = 0
         for move in plan.moves where !track.homing.contains(Int(move.row) * track.board.cols + Int(move.col)) {
             heap.push(TimedFlip(instant: t0 + move.clack(0, flip: flip), board: Int32(b),
