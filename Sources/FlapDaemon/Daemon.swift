@@ -139,8 +139,12 @@ public struct Daemon: Sendable {
                 await reload(wall, mailroom: mailroom, schedule: schedule, from: file, systemd: systemd, status: status)
             }))
         }
+        // Saved boards: in the state folder (in memory without one), through the local API and MQTT.
+        let saved = SavedBoards(folder: stateDir)
+        if let problem = saved.problem { logger.error("saved boards not read (the next save replaces the file): \(problem)") }
         if let mqtt = config.mqtt, let motion {
-            members.append(.service("MQTT", MQTTBridge(config: mqtt, wall: wall, mailroom: mailroom, status: daemonStatus, motion: motion, logger: logger)))
+            members.append(.service("MQTT", MQTTBridge(config: mqtt, wall: wall, mailroom: mailroom, status: daemonStatus, motion: motion,
+                                                       saved: saved, logger: logger)))
         }
         let api = config.localAPI
         let calibration = gpio.drivers.isEmpty ? nil : CalibrationSession(wall: wall, gpio: gpio, mailroom: mailroom, logger: logger)
@@ -152,7 +156,7 @@ public struct Daemon: Sendable {
                 status?.ready()
             },
             handler: LocalAPI.handler(wall: wall, mailroom: mailroom, key: api.key, enablementToken: api.enablementToken,
-                                      logger: logger, status: daemonStatus, feed: feed, calibration: calibration))
+                                      logger: logger, status: daemonStatus, feed: feed, calibration: calibration, saved: saved))
         if api.enabled {
             if let calibration { members.append(.service("calibration", CalibrationIdleWatch(session: calibration))) }
             members.append(.service("local API", app))

@@ -14,7 +14,7 @@ import NIOHTTP1
 /// `GET /local-api/message` → `{"message": [[codes]]}`, guarded by `X-Vestaboard-Local-Api-Key`
 /// when a key is configured; also `GET /status`, `GET /metrics`, `POST /home`, the self-test
 /// (`POST` and `GET /selftest`), live calibration
-/// (`GET` and `POST /calibration`, `CalibrationRoutes`), and the web page
+/// (`GET` and `POST /calibration`, `CalibrationRoutes`), saved boards (`/saved`, `SavedRoutes`), and the web page
 /// (`WebRoutes`: the page at `/`, the live board at `/events`, previews, the quiet switch).
 public enum LocalAPI {
     /// Largest body accepted; larger → 413.
@@ -36,7 +36,8 @@ public enum LocalAPI {
     /// with 401 and the plain text `Invalid API key` (what Vestaboard answers, and what Home
     /// Assistant's integration compares), else routes it. The enablement takes its token instead.
     package static func handler(wall: Wall, mailroom: Mailroom, key: String?, enablementToken: String? = nil,
-                        logger: Logger, status: DaemonStatus, feed: WebFeed? = nil, calibration: CalibrationSession? = nil)
+                        logger: Logger, status: DaemonStatus, feed: WebFeed? = nil, calibration: CalibrationSession? = nil,
+                        saved: SavedBoards? = nil)
         -> @Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response {
         { request in
             if let asset = WebRoutes.asset(request) { return asset }
@@ -65,6 +66,9 @@ public enum LocalAPI {
             case (_, CalibrationRoutes.path):
                 guard let calibration else { return json(404, ["error": "no board has stepper modules on GPIO to calibrate"]) }
                 return await CalibrationRoutes.handle(request, session: calibration)
+            case (_, let path) where SavedRoutes.owns(path):
+                guard let saved else { return json(404, ["error": "no saved boards here"]) }
+                return await SavedRoutes.handle(request, saved: saved, mailroom: mailroom, wall: wall, logger: logger)
             case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
             case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)
@@ -81,8 +85,14 @@ public enum LocalAPI {
     /// the inbox and onto the zones that take it — by default the whole board.
     static func post(_ request: Request, mailroom: Mailroom, wall: Wall, logger: Logger) async -> Response {
         guard !request.tooLarge else { return json(413, ["error": "body is larger than \(maxBody) bytes"]) }
+        return answer(await accept(Data(buffer: request.body), mailroom: mailroom, wall: wall), mailroom: mailroom, wall: wall, logger: logger)
+    }
+
+    /// The answer to a message taken by `accept`: 201 with what the board is going to, 202 when
+    /// it is kept for later (and why), or the refusal.
+    static func answer(_ accepted: Result<Wall.Shown?, LocalAPIError>, mailroom: Mailroom, wall: Wall, logger: Logger) -> Response {
         let posted: Wall.Shown?
-        switch await accept(Data(buffer: request.body), mailroom: mailroom, wall: wall) {
+        switch accepted {
         case .failure(let e): return json(e.status, ["error": e.message])
         case .success(let shown): posted = shown
         }

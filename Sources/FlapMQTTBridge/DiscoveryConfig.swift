@@ -17,6 +17,7 @@ struct DiscoveryConfig: Encodable, Sendable {
     var min: Int?
     var max: Int?
     var mode: String?
+    var options: [String]?
     // Set by the device for each of its entities.
     var uniqueID = ""
     var device = Device()
@@ -41,7 +42,7 @@ struct DiscoveryConfig: Encodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, icon, min, max, mode, device, availability
+        case name, icon, min, max, mode, device, availability, options
         case deviceClass = "device_class", entityCategory = "entity_category", commandTopic = "command_topic"
         case stateTopic = "state_topic", valueTemplate = "value_template", jsonAttributesTopic = "json_attributes_topic"
         case payloadOn = "payload_on", payloadOff = "payload_off", payloadPress = "payload_press"

@@ -23,15 +23,20 @@ package final class MQTTBridge: Service, Sendable {
     private let mailroom: Mailroom
     private let status: DaemonStatus
     private let motion: MQTTMotion
+    private let saved: SavedBoards?
     private let logger: Logger
+    /// The saved board last saved or restored (the select's state).
+    private let lastSaved = Mutex<String?>(nil)
     /// Set by a (re)connect: every state topic is sent again, changed or not.
     private let resend = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     /// Commands dropped since the last taken (they came faster than they could be taken).
     private let dropped = Atomic<Int>(0)
 
-    package init(config: MQTTConfig, wall: Wall, mailroom: Mailroom, status: DaemonStatus, motion: MQTTMotion, logger: Logger) {
+    package init(config: MQTTConfig, wall: Wall, mailroom: Mailroom, status: DaemonStatus, motion: MQTTMotion,
+                 saved: SavedBoards? = nil, logger: Logger) {
         self.config = config
+        self.saved = saved
         self.wall = wall
         self.mailroom = mailroom
         self.status = status
@@ -41,7 +46,7 @@ package final class MQTTBridge: Service, Sendable {
                             localBoard: wall.config.boards[wall.config.localBoardIndex].id, version: DaemonStatus.version)
     }
 
-    enum Command: Sendable { case message([UInt8]), home([UInt8]), quiet([UInt8]) }
+    enum Command: Sendable { case message([UInt8]), home([UInt8]), quiet([UInt8]), restore([UInt8]), save([UInt8]), delete([UInt8]) }
 
     package func run() async throws {
         let settings = MQTTClient.Settings(config.broker, will: device.will)
@@ -49,7 +54,8 @@ package final class MQTTBridge: Service, Sendable {
         var handlers = MQTTClient.Handlers()
         handlers.connected = { [self, logger, config] client in
             logger.notice("MQTT connected", metadata: ["broker": "\(config.broker.host):\(config.broker.port)", "topic": "\(config.topic)"])
-            for filter in [device.messageSet, device.homePress, device.quietSet, device.homeAssistantStatus] {
+            for filter in [device.messageSet, device.homePress, device.quietSet, device.homeAssistantStatus]
+                + (saved == nil ? [] : [device.savedSet, device.savedSave, device.savedDelete]) {
                 if let e = client.subscribe(filter) { logger.warning("MQTT: \(e)") }
             }
             announce(client)
@@ -59,6 +65,7 @@ package final class MQTTBridge: Service, Sendable {
         }
         let commandOf: [String: @Sendable ([UInt8]) -> Command] = [
             device.messageSet: Command.message, device.homePress: Command.home, device.quietSet: Command.quiet,
+            device.savedSet: Command.restore, device.savedSave: Command.save, device.savedDelete: Command.delete,
         ]
         handlers.message = { [self, logger] client, m in
             if m.topic == device.homeAssistantStatus {
@@ -69,6 +76,8 @@ package final class MQTTBridge: Service, Sendable {
         }
         let client: MQTTClient
         do { client = try MQTTClient(settings, handlers: handlers) } catch { throw MQTTBridgeError(description: "MQTT: \(error)") }
+        // The select's options follow the saved boards.
+        saved?.onChange { [device] names in client.publish(device.savedSelect(names)) }
         do { try client.start() } catch { logger.error("MQTT: \(error); retrying with backoff") }
         await withDiscardingTaskGroup { group in
             // The state's publisher waits on the conductor's nudge: a thread of its own, awaited here.
@@ -98,7 +107,7 @@ package final class MQTTBridge: Service, Sendable {
 
     /// Discovery, then `online`, then every state topic again.
     private func announce(_ client: MQTTClient) {
-        for m in device.discovery() { client.publish(m) }
+        for m in device.discovery(saved: saved?.names) { client.publish(m) }
         client.publish(.init(topic: device.availability, "online", retain: true))
         resend.store(true, ordering: .releasing)
         motion.nudge.signal()
@@ -135,7 +144,38 @@ package final class MQTTBridge: Service, Sendable {
             }
             await mailroom.setQuiet(on)
             logger.notice("MQTT: quiet hours switched", metadata: ["to": "\(on.map { $0 ? "on" : "off" } ?? "by the clock")"])
+        case .restore, .save, .delete:
+            await takeSaved(command, client: client)
         }
+    }
+
+    /// Restores, saves or deletes a saved board named by the payload.
+    private func takeSaved(_ command: Command, client: MQTTClient) async {
+        guard let saved else { return }
+        switch command {
+        case .restore(let payload):
+            let name = String(decoding: payload, as: UTF8.self)
+            let answer = await SavedRoutes.restore(name, body: Data(), saved: saved, mailroom: mailroom, wall: wall, logger: logger)
+            if let why = Self.error(answer) { return refuse(client, device.savedSet, why) }
+            lastSaved.withLock { $0 = name }
+        case .save(let payload):
+            let name = String(decoding: payload, as: UTF8.self)
+            let answer = await SavedRoutes.save(name, saved: saved, wall: wall, logger: logger)
+            if let why = Self.error(answer) { return refuse(client, device.savedSave, why) }
+            lastSaved.withLock { $0 = name }
+        case .delete(let payload):
+            let name = String(decoding: payload, as: UTF8.self)
+            let answer = await SavedRoutes.delete(name, saved: saved, logger: logger)
+            if let why = Self.error(answer) { return refuse(client, device.savedDelete, why) }
+            lastSaved.withLock { if $0 == name { $0 = nil } }
+        default: return
+        }
+    }
+
+    /// A local API answer's error, when it is one.
+    static func error(_ answer: LocalHTTPServer.Response) -> String? {
+        guard answer.status >= 400 else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["error"] as? String ?? "refused (\(answer.status))"
     }
 
     private func refuse(_ client: MQTTClient, _ topic: String, _ why: String) {
@@ -188,6 +228,7 @@ package final class MQTTBridge: Service, Sendable {
             out.append((device.state(board.id), SortedJSON.string(encoding: shown)))
         }
         out.append((device.quietState, mailroom.quiet()?.active == true ? "ON" : "OFF"))
+        if let name = lastSaved.withLock({ $0 }) { out.append((device.savedState, name)) }
         return out
     }
 }

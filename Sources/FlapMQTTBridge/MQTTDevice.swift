@@ -13,7 +13,10 @@ import FlapNet
 ///   `binary_sensor` **Moving** (`device_class: moving`), and a diagnostic `sensor` **Faulty
 ///   modules** (how many; which, and each module's worst magnet error, as attributes);
 /// - `button` **Home all modules** (`<topic>/home/press`), `switch` **Quiet hours** (`<topic>/quiet/set`:
-///   `ON`, `OFF`, or `AUTO` for the clock).
+///   `ON`, `OFF`, or `AUTO` for the clock);
+/// - `select` **Saved board** (its options the saved boards' names; choosing one, `<topic>/saved/set`,
+///   restores it; its state, `<topic>/saved`, the one last saved or restored), and `text` **Save
+///   board as** (`<topic>/saved/save`) and **Delete saved board** (`<topic>/saved/delete`).
 /// Every entity is available while flapd is connected (`<topic>/availability`, whose `offline` is
 /// also the connection's last will); a board's entities also while that board is reachable
 /// (`<topic>/<board>/availability`: `offline` while its serial link is down).
@@ -28,6 +31,10 @@ struct MQTTDevice: Sendable {
     var homePress: String { "\(config.topic)/home/press" }
     var quietSet: String { "\(config.topic)/quiet/set" }
     var quietState: String { "\(config.topic)/quiet" }
+    var savedSet: String { "\(config.topic)/saved/set" }
+    var savedState: String { "\(config.topic)/saved" }
+    var savedSave: String { "\(config.topic)/saved/save" }
+    var savedDelete: String { "\(config.topic)/saved/delete" }
     /// Where a refused command's reason goes (not retained).
     var errors: String { "\(config.topic)/error" }
     /// Home Assistant's own availability: `online` when it (re)starts → discovery again.
@@ -40,17 +47,25 @@ struct MQTTDevice: Sendable {
     /// The will: flapd gone without a goodbye is `offline`, retained.
     var will: MQTTClient.Message { .init(topic: availability, "offline", retain: true) }
 
-    /// Every discovery message (retained JSON objects under the discovery prefix).
-    func discovery() -> [MQTTClient.Message] {
-        let device = DiscoveryConfig.Device(identifiers: ["flapd_\(config.nodeID)"], name: "Flapboard \(config.nodeID)", swVersion: version)
-        func entity(_ component: String, _ object: String, _ config: DiscoveryConfig, boardAvailability: String? = nil) -> MQTTClient.Message {
-            var payload = config
-            payload.uniqueID = "flapd_\(self.config.nodeID)_\(object)"
-            payload.device = device
-            payload.availability = [.init(topic: availability)] + (boardAvailability.map { [.init(topic: $0)] } ?? [])
-            return .init(topic: "\(self.config.discoveryPrefix)/\(component)/\(self.config.nodeID)/\(object)/config",
-                         payload: Array(SortedJSON.data(encoding: payload)), retain: true)
-        }
+    /// One entity's discovery message (retained, under the discovery prefix).
+    private func entity(_ component: String, _ object: String, _ config: DiscoveryConfig, boardAvailability: String? = nil) -> MQTTClient.Message {
+        var payload = config
+        payload.uniqueID = "flapd_\(self.config.nodeID)_\(object)"
+        payload.device = DiscoveryConfig.Device(identifiers: ["flapd_\(self.config.nodeID)"], name: "Flapboard \(self.config.nodeID)", swVersion: version)
+        payload.availability = [.init(topic: availability)] + (boardAvailability.map { [.init(topic: $0)] } ?? [])
+        return .init(topic: "\(self.config.discoveryPrefix)/\(component)/\(self.config.nodeID)/\(object)/config",
+                     payload: Array(SortedJSON.data(encoding: payload)), retain: true)
+    }
+
+    /// The saved boards' `select`, its options the names (sent again whenever they change).
+    func savedSelect(_ names: [String]) -> MQTTClient.Message {
+        entity("select", "saved_board", DiscoveryConfig(
+            name: "Saved board", icon: "mdi:content-save-outline", commandTopic: savedSet, stateTopic: savedState, options: names))
+    }
+
+    /// Every discovery message (retained JSON objects under the discovery prefix); `saved`: the
+    /// saved boards' names, or nil when flapd keeps none (no local API).
+    func discovery(saved: [String]? = nil) -> [MQTTClient.Message] {
         var all = [
             entity("text", "message", DiscoveryConfig(
                 name: "Message", icon: "mdi:message-text", commandTopic: messageSet, stateTopic: state(localBoard),
@@ -62,6 +77,15 @@ struct MQTTDevice: Sendable {
                 name: "Quiet hours", icon: "mdi:sleep", commandTopic: quietSet, stateTopic: quietState,
                 payloadOn: "ON", payloadOff: "OFF", stateOn: "ON", stateOff: "OFF")),
         ]
+        if let saved {
+            all.append(savedSelect(saved))
+            all.append(entity("text", "save_board", DiscoveryConfig(
+                name: "Save board as", icon: "mdi:content-save", entityCategory: "config", commandTopic: savedSave,
+                min: 1, max: 40, mode: "text")))
+            all.append(entity("text", "delete_saved_board", DiscoveryConfig(
+                name: "Delete saved board", icon: "mdi:delete-outline", entityCategory: "config", commandTopic: savedDelete,
+                min: 1, max: 40, mode: "text")))
+        }
         for board in boards {
             all.append(entity("sensor", "\(board)_shows", DiscoveryConfig(
                 name: "\(board) shows", icon: "mdi:card-text-outline", stateTopic: state(board),

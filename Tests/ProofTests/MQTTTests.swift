@@ -25,7 +25,8 @@ import Testing
     static let discoveryTopics = [
         "homeassistant/text/hall/message/config", "homeassistant/button/hall/home/config", "homeassistant/switch/hall/quiet/config",
         "homeassistant/sensor/hall/wall_shows/config", "homeassistant/binary_sensor/hall/wall_moving/config",
-        "homeassistant/sensor/hall/wall_faulty_modules/config",
+        "homeassistant/sensor/hall/wall_faulty_modules/config", "homeassistant/select/hall/saved_board/config",
+        "homeassistant/text/hall/save_board/config", "homeassistant/text/hall/delete_saved_board/config",
     ]
 
     static func announced(_ seen: [MQTTWatch.Seen]) -> Bool {
@@ -112,6 +113,22 @@ import Testing
         #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", "THE LAST ONE", options: auth) == 0)
         #expect(await watch.waitUntil { $0.last { $0.topic == "flapd/hall/wall/state" }?.json?["text"] as? String == "THE LAST ONE" },
                 "\(watch.seen.suffix(4)) \(flapd.stderr.suffix(2000))")
+
+        // Issue 38, item 3: saved boards — save what the board shows, restore it from the select
+        // (whose options follow the saved names), delete it; a name it does not have is refused.
+        let select = "homeassistant/select/hall/saved_board/config"
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/saved/save", "last-one", options: auth) == 0)
+        #expect(await watch.waitUntil { $0.last { $0.topic == select }?.json?["options"] as? [String] == ["last-one"] }, "\(watch.seen.suffix(4))")
+        #expect(await watch.waitUntil { $0.last { $0.topic == "flapd/hall/saved" }?.payload == "last-one" })
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/message/set", "SOMETHING ELSE", options: auth) == 0)
+        #expect(await watch.waitUntil { $0.last { $0.topic == "flapd/hall/wall/state" }?.json?["text"] as? String == "SOMETHING ELSE" })
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/saved/set", "last-one", options: auth) == 0)
+        #expect(await watch.waitUntil { $0.last { $0.topic == "flapd/hall/wall/state" }?.json?["text"] as? String == "THE LAST ONE" },
+                "\(watch.seen.suffix(4)) \(flapd.stderr.suffix(1000))")
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/saved/set", "nope", options: auth) == 0)
+        #expect(await watch.waitUntil { $0.contains { $0.topic == "flapd/hall/error" && ($0.json?["error"] as? String) == "no saved board 'nope'" } })
+        #expect(try await mqttPublish(port: broker.port, topic: "flapd/hall/saved/delete", "last-one", options: auth) == 0)
+        #expect(await watch.waitUntil { $0.last { $0.topic == select }?.json?["options"] as? [String] == [] })
 
         // A goodbye on SIGTERM: offline, retained.
         flapd.terminate()

@@ -46,6 +46,9 @@ import Testing
         let cut = try #require(seen["preview-cut"] as? [String])
         #expect(!cut.isEmpty && seen["preview-cut-shown"] as? [String] == cut.map { "Cut (does not fit): " + $0 })
         #expect(seen["send-status"] as? String == "201" && seen["sent-shows-preview"] as? Bool == true)
+        #expect(seen["saved-listed"] as? [String] == ["hallway"] && seen["saved-restore-status"] as? String == "201", "\(seen)")
+        #expect(seen["saved-restored"] as? Bool == true, "the saved board played back")
+        #expect((seen["saved-after-delete"] as? [Any])?.isEmpty == true, "\(seen["saved-after-delete"] ?? "")")
         #expect(seen["late-settled"] as? Bool == true, "a late page ends on the last message: \(seen["settle-problems"] ?? "")")
         let race = try #require(seen["race"] as? [Any], "\(seen)")
         #expect(race.count == 3 && race[0] as? String == "C" && race[1] as? String == "C" && race[2] as? Int == 3,

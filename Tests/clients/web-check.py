@@ -173,6 +173,23 @@ try:
     out["sent-shows-preview"] = settled_on(preview["message"])
     wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".leaf"))
     driver.save_screenshot(f"{outdir}/compose.png")
+    # 5a. Saved boards (issue 38): save what the board shows under a name, show something else,
+    #     restore it from its button (the board plays back to it), delete it.
+    shown = http("GET", "/local-api/message")[1]["message"]
+    names = lambda d: json.loads(d.find_element(By.ID, "savedlist").get_attribute("data-names") or "[]")
+    driver.find_element(By.ID, "savename").send_keys("hallway")
+    click("save")
+    wait.until(lambda d: "hallway" in names(d))
+    out["saved-listed"] = [li.get_attribute("data-name") for li in driver.find_elements(By.CSS_SELECTOR, "#savedlist li")]
+    http("POST", "/local-api/message", {"text": "SOMETHING ELSE"})
+    settled_on(http("GET", "/local-api/message")[1]["message"])
+    driver.find_element(By.CSS_SELECTOR, "#savedlist li[data-name='hallway'] button.restore").click()
+    wait.until(lambda d: d.find_element(By.ID, "savednote").get_attribute("data-status"))
+    out["saved-restore-status"] = driver.find_element(By.ID, "savednote").get_attribute("data-status")
+    out["saved-restored"] = settled_on(shown) and http("GET", "/local-api/message")[1]["message"] == shown
+    driver.find_element(By.CSS_SELECTOR, "#savedlist li[data-name='hallway'] button.delete").click()
+    wait.until(lambda d: names(d) == [])
+    out["saved-after-delete"] = http("GET", "/saved")[1]["saved"]
     # 5b. A page that runs late (Chromium's CPU throttled 6×, messages every 0.3 s): when the board
     #     settles, every module shows one glyph on both halves, the settled one (issue 39, item 3).
     driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": 6})

@@ -338,6 +338,37 @@ async function action(what, path, body) {
   status();
 }
 
+// --- saved boards --------------------------------------------------------------------------------
+async function savedList() {
+  let r;
+  try { r = await api('GET', '/saved'); } catch (_) { return; }
+  if (r.status !== 200 || !r.body) return;
+  const items = r.body.saved.map((s) => el('li', { 'data-name': s.name },
+    el('span', { class: 'name' }, s.name), ` ${s.rows} × ${s.cols}, saved ${when(s.saved_at)} `,
+    el('button', { type: 'button', class: 'restore' }, 'Restore'), ' ', el('button', { type: 'button', class: 'delete' }, 'Delete')));
+  $('savedlist').replaceChildren(...items);
+  $('savedlist').dataset.names = JSON.stringify(r.body.saved.map((s) => s.name));
+}
+async function savedAction(what, method, path, body) {
+  let r;
+  try { r = await api(method, path, body); } catch (_) { return; }
+  $('savednote').textContent = `${what}: ${r.status < 300 ? 'done' : (r.body && r.body.error) || r.status}`;
+  $('savednote').dataset.status = r.status;
+  savedList();
+}
+$('saveform').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const name = $('savename').value.trim();
+  savedAction(`Save ${name}`, 'POST', '/saved', { name });
+});
+$('savedlist').addEventListener('click', (e) => {
+  const li = e.target.closest('li'), name = li && li.dataset.name;
+  if (!name || e.target.tagName !== 'BUTTON') return;
+  const path = '/saved/' + encodeURIComponent(name);
+  if (e.target.classList.contains('restore')) savedAction(`Restore ${name}`, 'POST', path + '/restore', {});
+  else savedAction(`Delete ${name}`, 'DELETE', path);
+});
+
 // --- views -------------------------------------------------------------------------------------
 function route() {
   const view = ['#status', '#calibrate'].includes(location.hash) ? location.hash.slice(1) : 'board';
@@ -358,7 +389,7 @@ $('keyform').addEventListener('submit', (e) => {
   e.preventDefault();
   localStorage.setItem(KEY, $('key').value);
   $('keyform').hidden = true;
-  watch(); route();
+  watch(); route(); savedList();
 });
 $('text').addEventListener('input', preview);
 $('compose').addEventListener('submit', send);
@@ -370,3 +401,4 @@ setInterval(() => { if (location.hash === '#status' && !document.hidden) status(
 display(new URLSearchParams(location.search).has('display'));
 route();
 watch();
+savedList();
