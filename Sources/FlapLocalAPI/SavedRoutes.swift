@@ -1,5 +1,6 @@
 import FlapBoard
 import FlapClock
+import FlapInput
 import FlapNet
 import Foundation
 import Logging
@@ -10,7 +11,7 @@ import NIOFoundationCompat
 /// `POST /saved/NAME/restore` plays it back as the local sender's message (with the body's
 /// transition fields and `forced`, as `POST /local-api/message` takes them), `DELETE
 /// /saved/NAME` forgets it. The MQTT bridge restores and saves through `restore` and `save`.
-package enum SavedRoutes {
+public enum SavedRoutes {
     static let path = "/saved"
     typealias Request = LocalHTTPServer.Request
     typealias Response = LocalHTTPServer.Response
@@ -38,11 +39,10 @@ package enum SavedRoutes {
             return LocalAPI.json(200, ["saved": saved.list().map { Listed(name: $0.name, saved_at: $0.savedAt, rows: $0.codes.count, cols: $0.codes.first?.count ?? 0) }])
         case (.POST, 0, _):
             guard !request.tooLarge else { return LocalAPI.json(413, ["error": "body is larger than \(LocalAPI.maxBody) bytes"]) }
-            guard let body = try? JSONSerialization.jsonObject(with: Data(buffer: request.body)) as? [String: Any],
-                  let name = body["name"] as? String else {
-                return LocalAPI.json(400, ["error": "body must be {\"name\": …}"])
+            switch name(Array(buffer: request.body)) {
+            case .failure(let why): return LocalAPI.json(400, ["error": why.description])
+            case .success(let name): return await save(name, saved: saved, wall: wall, logger: logger)
             }
-            return await save(name, saved: saved, wall: wall, logger: logger)
         case (.GET, 1, let name?):
             guard let s = saved.saved(name) else { return notFound(name) }
             return LocalAPI.json(200, One(name: s.name, saved_at: s.savedAt, message: s.codes))
@@ -54,6 +54,23 @@ package enum SavedRoutes {
             return LocalAPI.json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
         default: return LocalAPI.json(404, ["error": "no such path: \(request.path)"])
         }
+    }
+
+    /// What a save's body may be: `{"name": …}`, strict JSON of at most 512 bytes.
+    public static let limits = JSONLimits(maxBytes: 512, maxDepth: 2, maxValues: 8)
+
+    /// The name a save's body gives (bytes from outside: every limit checked first), or why not.
+    public static func name(_ bytes: [UInt8]) -> Result<String, CalibrationRoutes.BodyProblem> {
+        do throws(JSONInputError) { try StrictJSON.check(bytes, limits: limits) } catch {
+            return .failure(.init("body is not JSON within \(limits.maxBytes) bytes: \(error)"))
+        }
+        guard let body = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], let name = body["name"] as? String else {
+            return .failure(.init("body must be {\"name\": …}"))
+        }
+        guard SavedBoards.isName(name) else {
+            return .failure(.init("a saved board's name is 1–\(SavedBoards.maxNameLength) letters, digits, '_', '-' or '.'"))
+        }
+        return .success(name)
     }
 
     /// Saves what the local API's board (or grid) is going to show under `name`.
@@ -86,6 +103,9 @@ package enum SavedRoutes {
         guard let s = saved.saved(name) else { return notFound(name) }
         var object: [String: Any] = [:]
         if !body.isEmpty {
+            do throws(JSONInputError) { try StrictJSON.check(Array(body), limits: LocalMessage.limits) } catch {
+                return LocalAPI.json(400, ["error": "body is not JSON: \(error)"])
+            }
             guard let given = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
                 return LocalAPI.json(400, ["error": "body must be empty or a JSON object of transition fields and \"forced\""])
             }

@@ -18,6 +18,10 @@ enum FuzzTargets {
         "json": { bytes in _ = try? StrictJSON.check(bytes) },
         // The local API's POST body.
         "local-api": { bytes in _ = LocalPost.parse(Data(bytes)) },  // the message, then its transition and arriveAt
+        // The local API's POST /saved body (issue 38): a name that is a saved board's.
+        "saved": { bytes in
+            if case .success(let name) = SavedRoutes.name(bytes) { precondition(SavedBoards.isName(name), "a name the store refuses") }
+        },
         // The local API's POST /calibration body (issue 35).
         "calibration": { bytes in _ = CalibrationRoutes.parse(bytes) },
         // A VBML document as the local API takes it, rendered as a board (and a Note) would —
