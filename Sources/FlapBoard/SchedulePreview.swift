@@ -22,10 +22,7 @@ public struct SchedulePreview: Sendable {
         var inbox = Inbox()
         entries = config.schedule.map { e in
             let fresh = e.sources.isEmpty || e.whenStale == .show || sources?.areFresh(e.sources, at: t) == true
-            let shows = !fresh ? nil : e.when.last(atOrBefore: t, in: calendar).flatMap { last in
-                let m = e.message(at: last, in: calendar) { sources?.text($0, at: last, calendar: calendar) }
-                return m.expiresAt > t ? m : nil
-            }
+            let shows = !fresh ? nil : e.current(at: t, in: calendar) { sources?.text($0, at: $1, calendar: calendar) }
             return (e, shows, e.when.next(after: t, in: calendar))
         }
         for m in entries.compactMap(\.shows).sorted(by: { $0.sentAt < $1.sentAt }) { inbox.receive(m, now: t) }

@@ -162,14 +162,10 @@ public final class ScheduleSources: Sendable {
     /// "ALL DAY"), date ("Thu 24 Dec") and line ("07:30 DENTIST", or the summary of an all-day one).
     static func events(_ cal: ICalendar, from t: Double, _ c: SourceConfig, calendar: Calendar) -> [[String: Any]] {
         let found = cal.occurrences(from: t, to: t + c.windowHours * 3600, zone: calendar.timeZone, limit: c.count).occurrences
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = calendar.timeZone
+        let hours = DateFormatter.posix("HH:mm", in: calendar), day = DateFormatter.posix("EEE d MMM", in: calendar)
         return found.map { o in
-            f.dateFormat = "HH:mm"
-            let time = o.allDay ? "ALL DAY" : f.string(from: Date(timeIntervalSince1970: o.start))
-            f.dateFormat = "EEE d MMM"
-            let date = f.string(from: Date(timeIntervalSince1970: o.start))
+            let time = o.allDay ? "ALL DAY" : hours.string(from: Date(timeIntervalSince1970: o.start))
+            let date = day.string(from: Date(timeIntervalSince1970: o.start))
             let summary = o.summary.replacingOccurrences(of: "\n", with: " ")
             return ["summary": summary, "location": o.location ?? "", "start": o.start, "end": o.end, "all_day": o.allDay,
                     "time": time, "date": date, "line": o.allDay ? summary : "\(time) \(summary)"]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlapBoard
 import FlapConfig
+import FlapMessages
 import FlapNet
 import FlapTerminal
 import Foundation
@@ -20,7 +21,7 @@ struct Preview: ParsableCommand {
 
     @Option(name: .shortAndLong, help: "The config file (YAML).")
     var config: String
-    @Option(help: "The instant: YYYY-MM-DDTHH:MM[:SS] in the config's time zone, or with Z or ±HH:MM (default: now).")
+    @Option(help: "The instant: YYYY-MM-DDTHH:MM[:SS] in the config's time zone, or with Z or +HH:MM or -HH:MM (default: now).")
     var at: String?
     @Option(name: .customLong("source"), help: "A source's value from a file: ID=FILE (repeat for several); it counts as fetched at --at.")
     var sourceFiles: [String] = []
@@ -57,23 +58,13 @@ struct Preview: ParsableCommand {
     static func instant(_ text: String, in calendar: Calendar) throws -> Double {
         let iso = ISO8601DateFormatter()
         if let d = iso.date(from: text) { return d.timeIntervalSince1970 }
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.calendar = calendar
-        f.timeZone = calendar.timeZone
         for pattern in ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
-            f.dateFormat = pattern
-            if text.count <= 19, let d = f.date(from: text) { return d.timeIntervalSince1970 }
+            if text.count <= 19, let d = DateFormatter.posix(pattern, in: calendar).date(from: text) { return d.timeIntervalSince1970 }
         }
         throw fail("--at: '\(text.prefix(40))' is not an instant YYYY-MM-DDTHH:MM (local to the config's time zone) or YYYY-MM-DDTHH:MM:SSZ")
     }
 
     static func show(_ t: Double, _ calendar: Calendar) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.calendar = calendar
-        f.timeZone = calendar.timeZone
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss ZZZZZ EEE"
-        return f.string(from: Date(timeIntervalSince1970: t))
+        DateFormatter.posix("yyyy-MM-dd HH:mm:ss ZZZZZ EEE", in: calendar).string(from: Date(timeIntervalSince1970: t))
     }
 }

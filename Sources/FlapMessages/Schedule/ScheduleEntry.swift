@@ -77,11 +77,12 @@ public struct ScheduleEntry: Sendable, Equatable {
     }
 
     /// The message it shows at `t`, if any: what it said last, while that still lives (a
-    /// temporary one for its duration, a lasting one for the 48 h of every message).
+    /// temporary one for its duration, a lasting one for the 48 h of every message). `source`
+    /// reads a source's prop as of an instant: the one it spoke at.
     public func current(at t: Double, in calendar: Calendar,
-                        source: (ScheduleText.SourceProp) -> String? = { _ in nil }) -> InboxMessage? {
+                        source: (ScheduleText.SourceProp, Double) -> String? = { _, _ in nil }) -> InboxMessage? {
         guard let last = when.last(atOrBefore: t, in: calendar) else { return nil }
-        let m = message(at: last, in: calendar, source: source)
+        let m = message(at: last, in: calendar) { source($0, last) }
         return m.expiresAt > t ? m : nil
     }
 }

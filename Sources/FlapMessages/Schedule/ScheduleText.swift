@@ -123,12 +123,7 @@ public struct ScheduleText: Sendable, Hashable {
     }
 
     private static func format(_ date: Date, _ pattern: String, _ calendar: Calendar) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.calendar = calendar
-        f.timeZone = calendar.timeZone
-        f.dateFormat = pattern
-        return f.string(from: date)
+        DateFormatter.posix(pattern, in: calendar).string(from: date)
     }
 
     /// Whole days from the day of `date` to `day` (for a yearly day: its next occurrence, today
@@ -147,5 +142,19 @@ public struct ScheduleText: Sendable, Hashable {
             if let n = count(year), n >= 0, calendar.dateComponents([.month, .day], from: calendar.date(byAdding: .day, value: n, to: date)!).day == day.day { return n }
         }
         return 0
+    }
+}
+
+extension DateFormatter {
+    /// A formatter of a Unicode date pattern in `calendar` (its zone), with English names and
+    /// digits whatever the machine's locale: what the schedule, its sources and `flapd preview`
+    /// write and read.
+    public static func posix(_ pattern: String, in calendar: Calendar) -> DateFormatter {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.calendar = calendar
+        f.timeZone = calendar.timeZone
+        f.dateFormat = pattern
+        return f
     }
 }
