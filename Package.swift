@@ -47,6 +47,9 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
+        // The release a binary is: its version, and the commit its tree was at (a build plugin).
+        .plugin(name: "ReleaseCommit", capability: .buildTool()),
+        .target(name: "FlapRelease", plugins: ["ReleaseCommit"]),
         // The pure middle: glyphs, drums, frames, layout, planner. No I/O, no clocks.
         .target(name: "FlapCore"),
         // Messages and where they show: the inbox, zones and the router, the composer, VBML, the
@@ -138,7 +141,7 @@ let package = Package(
         .target(
             name: "FlapBoard",
             dependencies: [
-                "FlapMessages", "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO",
+                "FlapMessages", "FlapConfig", "FlapCore", "FlapInput", "FlapClock", "FlapTiming", "FlapTerminal", "FlapSound", "FlapNet", "FlapSerial", "FlapGPIO", "FlapRelease",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
@@ -182,7 +185,7 @@ let package = Package(
         .executableTarget(
             name: "flapd",
             dependencies: [
-                "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore", "FlapNet", "FlapClock", "FlapTerminal",
+                "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapSound", "FlapCore", "FlapNet", "FlapClock", "FlapTerminal", "FlapRelease",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -190,7 +193,7 @@ let package = Package(
         .executableTarget(
             name: "flaphub",
             dependencies: [
-                "FlapHub",
+                "FlapHub", "FlapRelease",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

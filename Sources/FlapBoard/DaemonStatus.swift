@@ -1,4 +1,5 @@
 import FlapCore
+import FlapRelease
 import FlapNet
 import FlapSerial
 import FlapSound
@@ -11,7 +12,7 @@ import Foundation
 /// API, sound, uptime and versions — as JSON for `GET /status` and as Prometheus text for
 /// `GET /metrics`.
 public struct DaemonStatus: Sendable {
-    public static let version = "0.1.0"
+    public static let version = Release.version
 
     let wall: Wall
     let sound: ClackPlayer?

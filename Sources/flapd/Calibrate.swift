@@ -91,7 +91,7 @@ struct Calibrate: ParsableCommand {
 struct SetOffset: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
-        abstract: "Set a GPIO module's offset — the steps from its magnet to flap 0 — in the state directory, flapd not running; `flapd home` then uses it.",
+        abstract: "Set a GPIO module's offset (the steps from its magnet to flap 0) in the state directory, flapd not running; `flapd home` then uses it.",
         discussion: """
             Home the board, look at the module: if it stands short of its blank flap by N steps,
             add N to its offset (fewer: subtract), set it here and home again. Offsets live in

@@ -25,7 +25,7 @@ struct Run: AsyncParsableCommand {
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a 6 × 22 virtual board on stdout, fed by the local API (no config needed).",
+        abstract: "Show a 6 x 22 virtual board on stdout, fed by the local API (no config needed).",
         discussion: """
             On a terminal the board flips live in colour; otherwise (or with --plain) each settled \
             board prints as a text frame. Post to it: curl -X POST -d '{"text":"HELLO"}' http://127.0.0.1:7000/local-api/message

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FlapRelease
 import FlapBoard
 import FlapConfig
 import FlapDaemon
@@ -10,6 +11,7 @@ struct Flapd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flapd",
         abstract: "Drive a split-flap (or LED) message board: plan every flap, play it in real time.",
+        version: Release.line,
         subcommands: [Run.self, Demo.self, Plan.self, Preview.self, CheckConfig.self, Send.self, Status.self, Home.self, Calibrate.self, SelfTest.self, SoundTest.self],
         defaultSubcommand: nil)
 }

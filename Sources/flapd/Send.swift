@@ -16,7 +16,7 @@ struct Send: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Send this VBML document (JSON: {props, style, components}); the board renders it on its own size.",
                                valueName: "file"))
     var vbml: String?
-    @Option(help: ArgumentHelp("A temporary message: shown this many seconds (10…43200), then what was there comes back.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("A temporary message: shown this many seconds (10-43200), then what was there comes back.", valueName: "seconds"))
     var duration: Double?
     @OptionGroup var api: LocalAPIOptions
 

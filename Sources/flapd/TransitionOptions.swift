@@ -8,9 +8,9 @@ struct TransitionOptions: ParsableArguments {
     var style: String?
     @Option(help: "gentle or fast (with --style).")
     var speed: String?
-    @Option(name: .customLong("step-size"), help: "Columns, rows or modules a step (1–132).")
+    @Option(name: .customLong("step-size"), help: "Columns, rows or modules a step (1-132).")
     var stepSize: Int?
-    @Option(name: .customLong("step-interval-ms"), help: "Milliseconds between steps (1–3000).")
+    @Option(name: .customLong("step-interval-ms"), help: "Milliseconds between steps (1-3000).")
     var stepIntervalMs: Int?
     @Option(help: "cascade, or together: every module lands on one instant.")
     var arrival: String?

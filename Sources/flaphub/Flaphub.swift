@@ -1,5 +1,6 @@
 import ArgumentParser
 import FlapHub
+import FlapRelease
 import Foundation
 import Logging
 
@@ -9,6 +10,7 @@ struct Flaphub: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flaphub",
         abstract: "The Flapboard message API, self-hosted: users, friends, messages; REST and WebSocket over SQLite or PostgreSQL.",
+        version: Release.line,
         subcommands: [Serve.self, User.self, Friend.self, Token.self])
 }
 
@@ -77,7 +79,7 @@ struct User: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user and print its bearer token (shown once).")
         @OptionGroup var store: StoreOptions
-        @Argument(help: "Username (1–20 letters, digits, '_', '.', '-').") var name: String
+        @Argument(help: "Username (1-20 letters, digits, '_', '.', '-').") var name: String
         @Option(help: "Display name.") var displayName: String?
 
         func run() async throws {
@@ -94,7 +96,7 @@ struct User: AsyncParsableCommand {
         @OptionGroup var store: StoreOptions
         @Argument(help: "A user (id or username).") var name: String
         @Option(help: "The address people reach this hub at (default http://127.0.0.1:8080).") var url = "http://127.0.0.1:8080"
-        @Option(help: "Minutes the link stays good (1–10080).") var minutes = 15
+        @Option(help: "Minutes the link stays good (1-10080).") var minutes = 15
 
         func validate() throws {
             guard (1...10080).contains(minutes) else { throw ValidationError("--minutes must be 1–10080, not \(minutes)") }

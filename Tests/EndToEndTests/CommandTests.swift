@@ -9,6 +9,19 @@ import Testing
         return url.path
     }
 
+    /// Issue 38, item 5: `--version` names the release and the commit the tree was at when built.
+    @Test func versionNamesTheReleaseAndTheCommit() async throws {
+        let head = try FlapdProcess(["-C", QEMUGuest.repository.path, "rev-parse", "--short=12", "HEAD"], executable: "/usr/bin/git")
+        #expect(await head.waitForExit() == 0)
+        let commit = head.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        for executable in [FlapdProcess.executable, HubHarness.executable] {
+            let version = try FlapdProcess(["--version"], executable: executable)
+            #expect(await version.waitForExit() == 0)
+            let line = version.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(line == "0.1.0 (commit \(commit))" || line == "0.1.0 (commit \(commit)-dirty)", "\(executable): \(line)")
+        }
+    }
+
     /// Issue 15: `flapd plan --style` shows each style's instants (a table written out here).
     @Test func planShowsEveryStyle() async throws {
         let config = try temporaryFile("boards: [{ id: w, rows: 2, cols: 3, align: { horizontal: left, vertical: top } }]\n")
