@@ -22,6 +22,14 @@ struct PackageTests {
         return try #require(build.stdout.split(separator: "\n").last.map(String.init))
     }
 
+    /// flaphub's package of this tree (amd64: see packaging/build-deb), built once per test run.
+    static let hubPackage = Task<String, any Error> {
+        let out = try scratchDirectory("flap-deb-hub")
+        let build = try FlapdProcess([QEMUGuest.repository.path + "/packaging/build-deb", "--package", "flaphub", "--out", out], executable: "/bin/bash")
+        guard await build.waitForExit(within: 3600) == 0 else { throw HarnessError("build-deb --package flaphub failed: \(build.stderr.suffix(3000))") }
+        return try #require(build.stdout.split(separator: "\n").last.map(String.init))
+    }
+
     func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = try FlapdProcess(Array(arguments.dropFirst()), executable: arguments[0])
         let status = await process.waitForSlowExit()
@@ -30,9 +38,10 @@ struct PackageTests {
 
     @Test func thePackageHoldsWhatItShouldAndLintianFindsNoError() async throws {
         let deb = try await Self.package.value
-        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error", deb])
+        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error,warning", deb])
         #expect(lintian.status == 0, "\(lintian.output)")
-        #expect(!lintian.output.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(lintian.output)")
+        #expect(!lintian.output.split(separator: "\n").contains { $0.hasPrefix("E:") || $0.hasPrefix("W:") }, "\(lintian.output)")
+        try await expectNoBuildPath(deb)
         let depends = try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
         // procps: the unit's ExecReload=/bin/kill (a minimal trixie has no /bin/kill without it).
         for library in ["libgpiod2", "libserialport0", "libasound2", "libmosquitto1", "libc6", "systemd", "procps"] {
@@ -40,13 +49,51 @@ struct PackageTests {
         }
         let files = try await run(["/usr/bin/dpkg-deb", "-c", deb]).output
         for path in ["./usr/bin/flapd", "./lib/systemd/system/flapd.service", "./usr/lib/sysusers.d/flapd.conf",
-                     "./etc/flapd/flapd.yaml", "./usr/share/doc/flapd/copyright", "./usr/share/doc/flapd/README.md.gz"] {
+                     "./etc/flapd/flapd.yaml", "./usr/share/doc/flapd/copyright", "./usr/share/doc/flapd/README.md.gz",
+                     "./usr/share/man/man8/flapd.8.gz", "./usr/share/man/man5/flapd.yaml.5.gz",
+                     "./usr/share/bash-completion/completions/flapd", "./usr/share/zsh/vendor-completions/_flapd",
+                     "./usr/share/fish/vendor_completions.d/flapd.fish"] {
             #expect(files.contains(path), "\(path) in \(files)")
         }
         let control = try scratchDirectory("flap-deb-control")
         defer { try? FileManager.default.removeItem(atPath: control) }
         _ = try await run(["/usr/bin/dpkg-deb", "-e", deb, control])
         #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8) == "/etc/flapd/flapd.yaml\n")
+    }
+
+    /// Issue 38, item 5: flaphub's package — lintian finds no error and no warning; it holds the
+    /// program, its hardened unit, its user, its config, its manual page and completions.
+    @Test func theHubPackageHoldsWhatItShouldAndLintianFindsNothing() async throws {
+        let deb = try await Self.hubPackage.value
+        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error,warning", deb])
+        #expect(lintian.status == 0, "\(lintian.output)")
+        #expect(!lintian.output.split(separator: "\n").contains { $0.hasPrefix("E:") || $0.hasPrefix("W:") }, "\(lintian.output)")
+        try await expectNoBuildPath(deb, program: "flaphub")
+        let files = try await run(["/usr/bin/dpkg-deb", "-c", deb]).output
+        for path in ["./usr/bin/flaphub", "./lib/systemd/system/flaphub.service", "./usr/lib/sysusers.d/flaphub.conf",
+                     "./etc/flaphub/flaphub.yaml", "./usr/share/doc/flaphub/copyright", "./usr/share/man/man8/flaphub.8.gz",
+                     "./usr/share/bash-completion/completions/flaphub", "./usr/share/zsh/vendor-completions/_flaphub",
+                     "./usr/share/fish/vendor_completions.d/flaphub.fish"] {
+            #expect(files.contains(path), "\(path) in \(files)")
+        }
+        #expect(try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output.contains("systemd"))
+    }
+
+    /// Issue 38, item 5: the shipped binary holds no folder of the build machine (the source tree,
+    /// its scratch folders, the arm64 chroot's /src) — `packaging/path-maps` — and, where it runs
+    /// here, says its release and the tree's commit.
+    func expectNoBuildPath(_ deb: String, program: String = "flapd", runs: Bool = true) async throws {
+        let dir = try scratchDirectory("flap-deb-files")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try await run(["/usr/bin/dpkg-deb", "-x", deb, dir])
+        let binary = try Data(contentsOf: URL(fileURLWithPath: dir + "/usr/bin/" + program))
+        for folder in [QEMUGuest.repository.path + "/", "/src/.build", "/.build-wall/", "/.build-arm64/"] {
+            #expect(binary.range(of: Data(folder.utf8)) == nil, "the binary names \(folder)")
+        }
+        guard runs else { return }
+        let version = try await run([dir + "/usr/bin/" + program, "--version"]).output
+        let head = try await run(["/usr/bin/git", "-C", QEMUGuest.repository.path, "rev-parse", "--short=12", "HEAD"]).output
+        #expect(version.hasPrefix("0.1.0 (commit \(head.trimmingCharacters(in: .whitespacesAndNewlines))"), "\(version)")
     }
 
     /// Boots the guest under emulation (KVM here is nested and refuses the host's CPU model):
@@ -83,11 +130,11 @@ struct PackageTests {
     /// What `hardware/sim/systemd-check` said on the two boots of a guest of `arch` that
     /// installed `deb`: up to the power cut (QEMU killed), and after it. `short`: one boot, the
     /// check ending after the SIGKILL (`two` is empty).
-    func guestRun(arch: String, deb: String, short: Bool = false) async throws -> (one: [String: String], two: [String: String]) {
+    func guestRun(arch: String, deb: String, hub: String? = nil, short: Bool = false) async throws -> (one: [String: String], two: [String: String]) {
         let dir = try scratchDirectory("flap-systemd-guest-\(arch)")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let build = try FlapdProcess([QEMUGuest.repository.path + "/hardware/sim/build-systemd-guest", "--arch", arch, dir, deb,
-                                      QEMUGuest.repository.path + "/hardware/sim/systemd-check"], executable: "/bin/bash")
+                                      QEMUGuest.repository.path + "/hardware/sim/systemd-check"] + (hub.map { [$0] } ?? []), executable: "/bin/bash")
         try #require(await build.waitForExit(within: 2400) == 0, "build-systemd-guest failed: \(build.stderr.suffix(3000))")
 
         let first = try boot(dir, arch: arch, console: dir + "/console-1.log", short: short)
@@ -112,6 +159,7 @@ struct PackageTests {
         // Figures for the README, not judged: speed is not a test's business.
         print("figures (\(arch) guest, emulated): exec → READY \(one["exec-to-ready-ms"] ?? "?") ms, RSS after a message \(one["rss-kb"] ?? "?") kB")
         #expect(one["install-rc"] == "0")
+        #expect(one["verify-rc"] == "0", "systemd-analyze verify (\(arch)): \(one["verify-out"] ?? "")")
         #expect(one["active"] == "active", "Type=notify: active only once flapd sent READY=1")
         #expect(one["ready-status"] == "wall shows a blank board")
         #expect(one["user"] == "flapd")
@@ -148,9 +196,16 @@ struct PackageTests {
     }
 
     @Test func underARealSystemdThePackageRunsReloadsRecoversAndComesBackAfterAPowerCut() async throws {
-        let (one, two) = try await guestRun(arch: "amd64", deb: try await Self.package.value)
+        let (one, two) = try await guestRun(arch: "amd64", deb: try await Self.package.value, hub: try await Self.hubPackage.value)
         expectTheServiceRuns(one, arch: "amd64")
         expectTheServiceRecovers(one, two)
+        // flaphub's package beside it, under the same systemd (bookworm).
+        #expect(one["hub-install-rc"] == "0" && one["hub-verify-rc"] == "0", "\(one["hub-verify-out"] ?? "")")
+        #expect(one["hub-active"] == "active" && one["hub-page"] == "200", "flaphub serves under its unit's hardening: \(one)")
+        #expect(one["hub-user"] == "fh_", "an admin command as its user")
+        let exposure = Double(one["hub-exposure"] ?? "")
+        #expect(exposure.map { $0 <= 2.0 } == true, "systemd-analyze security flaphub: \(one["hub-exposure"] ?? "?")")
+        #expect(one["hub-version"]?.hasPrefix("0.1.0 (commit ") == true)
     }
 
     /// The arm64 package, made from the aarch64 build, in Debian trixie's arm64 kernel and
@@ -163,8 +218,9 @@ struct PackageTests {
         let build = try FlapdProcess([QEMUGuest.repository.path + "/packaging/build-deb", "--arch", "arm64", "--out", out], executable: "/bin/bash")
         try #require(await build.waitForSlowExit() == 0, "build-deb --arch arm64 failed: \(build.stderr.suffix(3000))")
         let deb = try #require(build.stdout.split(separator: "\n").last.map(String.init))
-        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error", deb])
+        let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error,warning", deb])
         #expect(lintian.status == 0, "\(lintian.output)")
+        try await expectNoBuildPath(deb, runs: false)
         let depends = try await run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
         #expect(depends.contains("libgpiod3") && depends.contains("libasound2t64") && depends.contains("libc6 (>= 2.38)") && depends.contains("procps"),
                 "trixie's names: \(depends)")

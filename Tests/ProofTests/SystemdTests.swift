@@ -46,6 +46,24 @@ import FoundationNetworking
 }
 
 extension SystemdTests {
+    /// Issue 38, item 5: flaphub's unit verifies clean and is hardened as flapd's is.
+    @Test func theHubUnitVerifiesCleanAndIsHardened() async throws {
+        let unit = NotifiedDemo.unit.deletingLastPathComponent().appendingPathComponent("flaphub.service")
+        let dir = try scratchDirectory("flap-hub-unit")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try String(contentsOf: unit, encoding: .utf8).replacingOccurrences(of: "/usr/local/bin/flaphub", with: HubHarness.executable)
+        try text.write(toFile: "\(dir)/flaphub.service", atomically: true, encoding: .utf8)
+        let verify = try FlapdProcess(["verify", "\(dir)/flaphub.service"], executable: "/usr/bin/systemd-analyze")
+        #expect(await verify.waitForExit() == 0)
+        #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
+        let security = try FlapdProcess(["security", "--offline=true", "--threshold=20", "\(dir)/flaphub.service"],
+                                        executable: "/usr/bin/systemd-analyze")
+        #expect(await security.waitForExit() == 0)
+        let overall = security.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
+        let score = overall.split(separator: " ").compactMap { Double($0) }.first
+        #expect(score.map { $0 <= 2.0 } == true, "\(overall)")
+    }
+
     @Test func sighupReloadsTheConfigOrRefusesABadOne() async throws {
         let dir = try scratchDirectory("flap-reload")
         defer { try? FileManager.default.removeItem(atPath: dir) }
