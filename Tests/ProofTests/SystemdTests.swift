@@ -32,12 +32,16 @@ import FoundationNetworking
         let text = try String(contentsOf: unit, encoding: .utf8).replacingOccurrences(of: "/usr/local/bin/flapd", with: FlapdProcess.executable)
         try text.write(toFile: "\(dir)/flapd.service", atomically: true, encoding: .utf8)
         #expect(text.contains("Type=notify") && text.contains("WatchdogSec="))
-        let verify = try FlapdProcess(["verify", "\(dir)/flapd.service"], executable: "/usr/bin/systemd-analyze")
+        try await Self.expectVerifiesCleanAndHardened("\(dir)/flapd.service")
+    }
+
+    /// `systemd-analyze verify` says nothing of the unit, and `security --offline` scores its
+    /// exposure at most 2.0 (the threshold counts on systemd's 0…100 scale: 20 is 2.0).
+    static func expectVerifiesCleanAndHardened(_ unit: String) async throws {
+        let verify = try FlapdProcess(["verify", unit], executable: "/usr/bin/systemd-analyze")
         #expect(await verify.waitForExit() == 0)
         #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
-        // The threshold counts on systemd's 0…100 scale: 20 is an exposure of 2.0.
-        let security = try FlapdProcess(["security", "--offline=true", "--threshold=20", "\(dir)/flapd.service"],
-                                        executable: "/usr/bin/systemd-analyze")
+        let security = try FlapdProcess(["security", "--offline=true", "--threshold=20", unit], executable: "/usr/bin/systemd-analyze")
         #expect(await security.waitForExit() == 0)
         let overall = security.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
         let score = overall.split(separator: " ").compactMap { Double($0) }.first
@@ -53,15 +57,7 @@ extension SystemdTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let text = try String(contentsOf: unit, encoding: .utf8).replacingOccurrences(of: "/usr/local/bin/flaphub", with: HubHarness.executable)
         try text.write(toFile: "\(dir)/flaphub.service", atomically: true, encoding: .utf8)
-        let verify = try FlapdProcess(["verify", "\(dir)/flaphub.service"], executable: "/usr/bin/systemd-analyze")
-        #expect(await verify.waitForExit() == 0)
-        #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stderr)")
-        let security = try FlapdProcess(["security", "--offline=true", "--threshold=20", "\(dir)/flaphub.service"],
-                                        executable: "/usr/bin/systemd-analyze")
-        #expect(await security.waitForExit() == 0)
-        let overall = security.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
-        let score = overall.split(separator: " ").compactMap { Double($0) }.first
-        #expect(score.map { $0 <= 2.0 } == true, "\(overall)")
+        try await Self.expectVerifiesCleanAndHardened("\(dir)/flaphub.service")
     }
 
     @Test func sighupReloadsTheConfigOrRefusesABadOne() async throws {
