@@ -18,6 +18,14 @@ import Testing
         do { _ = try load(text); return "" } catch { return "\(error)" }
     }
 
+    /// The config the package installs (packaging/flaphub.yaml) reads, and says what the unit expects.
+    @Test func thePackagedConfigIsValid() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("packaging/flaphub.yaml").path
+        let c = try HubConfig.load(file: file)
+        #expect(c.database == "/var/lib/flaphub/flaphub.db" && c.bind == "127.0.0.1" && c.port == 8080)
+    }
+
     @Test func aPostgresAddressAndTheLimits() throws {
         let c = try load("database: postgres://hub@db.example:6543/boards?sslmode=require&connections=50\nmax_connections: 4000\nmax_connections_per_client: 3000\n")
         let s = try PostgresSettings.parse(c.database).get()
