@@ -28,6 +28,9 @@ import Testing
                                    + headers.flatMap { ["-H", $0] } + exclude.flatMap { ["--exclude-path", $0] },
                                    executable: bin + "/schemathesis")
         let status = await run.waitForSlowExit()
+        // Figures for the log: how many requests were generated, and how they fared.
+        let summary = run.stdout.split(separator: "\n").drop { !$0.contains("Test cases:") }.dropFirst().first ?? "?"
+        print("contract \(URL(fileURLWithPath: document).lastPathComponent): \(summary.trimmingCharacters(in: .whitespaces)) (seed \(Self.seed))")
         return (status, run.stdout, run.stderr)
     }
 
