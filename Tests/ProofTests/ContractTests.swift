@@ -23,10 +23,14 @@ import Testing
     }
 
     func schemathesis(_ bin: String, _ document: String, url: String, headers: [String] = [], exclude: [String] = []) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let run = try FlapdProcess(["run", document, "--url", url, "--checks", Self.checks, "--max-examples", "40",
+        // In a scratch folder: schemathesis keeps its cache (.schemathesis/) where it runs.
+        let dir = try scratchDirectory("flap-schemathesis")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = try FlapdProcess(["-c", #"cd "$0" && exec "$@""#, dir, bin + "/schemathesis",
+                                    "run", document, "--url", url, "--checks", Self.checks, "--max-examples", "40",
                                     "--request-timeout", "10", "--seed", Self.seed, "--no-color"]
                                    + headers.flatMap { ["-H", $0] } + exclude.flatMap { ["--exclude-path", $0] },
-                                   executable: bin + "/schemathesis")
+                                   executable: "/bin/sh")
         let status = await run.waitForSlowExit()
         // Figures for the log: how many requests were generated, and how they fared.
         let summary = run.stdout.split(separator: "\n").drop { !$0.contains("Test cases:") }.dropFirst().first ?? "?"
