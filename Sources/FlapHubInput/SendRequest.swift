@@ -43,7 +43,7 @@ public struct SendRequest: Sendable {
         if let problem = MessageRules.problem(content: content, type: type) { throw HubError(400, problem) }
         var unlockAt: Double?
         if let u = body["unlockAt"], !(u is NSNull) {
-            guard let n = u as? Double ?? (u as? Int).map(Double.init), n.isFinite else {
+            guard !isJSONBoolean(u), let n = u as? Double ?? (u as? Int).map(Double.init), n.isFinite else {
                 throw HubError(400, "\"unlockAt\" must be seconds since 1970")
             }
             guard n < t + ttl else {
@@ -77,7 +77,7 @@ public struct MessageOptions: Codable, Equatable, Sendable {
         var o = MessageOptions()
         func number(_ key: String) throws(HubError) -> Double? {
             guard let v = body[key], !(v is NSNull) else { return nil }
-            guard !(v is Bool), let n = v as? Double ?? (v as? Int).map(Double.init), n.isFinite else {
+            guard !isJSONBoolean(v), let n = v as? Double ?? (v as? Int).map(Double.init), n.isFinite else {
                 throw HubError(400, "\"\(key)\" must be a number of seconds")
             }
             return n
@@ -95,9 +95,17 @@ public struct MessageOptions: Codable, Equatable, Sendable {
         o.duration = try number("duration")
         if let d = o.duration, !InboxMessage.durationRange.contains(d) { throw HubError(400, "\"duration\" must be 10…43200 seconds") }
         if let f = body["forced"], !(f is NSNull) {
-            guard let b = f as? Bool else { throw HubError(400, "\"forced\" must be true or false") }
+            guard isJSONBoolean(f), let b = f as? Bool else { throw HubError(400, "\"forced\" must be true or false") }
             o.forced = b
         }
         return o
     }
+}
+
+/// Whether a value JSONSerialization read is `true` or `false` — not a number: on Linux an
+/// `NSNumber` 0 or 1 is also a `Bool` to `is` and `as?`, and `true` an `Int` and a `Double`;
+/// only the boolean's own type (objCType `c`) tells them apart.
+func isJSONBoolean(_ value: Any) -> Bool {
+    guard let n = value as? NSNumber else { return false }
+    return String(cString: n.objCType) == "c"
 }
