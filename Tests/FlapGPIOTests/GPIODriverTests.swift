@@ -178,6 +178,40 @@ import TestWaits
         #expect(try await run(from: 3, flips: 1) == [sequence[7], sequence[0]])
     }
 
+    /// A kill between a coil motor's step store and its write (CI, stop 50) leaves its rotor at
+    /// the journal's pattern or the one before. The restart energises the journal's pattern
+    /// again — the rotor goes there either way — and then on to the flap's edge; the journal
+    /// stays in flight until that write is made. Not in flight: on from the pattern.
+    @Test func aCoilMotorCaughtInFlightIsSteppedAgainToTheJournalsPattern() async throws {
+        let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: true))
+        let sequence = GPIOWiring.halfStep
+        func restart(inFlight: Bool) async throws -> (patterns: [[Bool]], flaps: [Int?], journal: ([Int?]?, Set<Int>)) {
+            let path = NSTemporaryDirectory() + "steps-\(UUID().uuidString).bin"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            do {
+                let before = try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 80))
+                before.set(0, 5, phase: 5, inFlight: inFlight)  // half-way from flap 2 (4) to flap 3 (6)
+            }
+            let sink = RecordingOutputs()
+            let driver = GPIODriver(board: 0, rows: 1, cols: 1, wiring: wiring, geometry: StepGeometry(stepsPerRevolution: 80, flaps: 40),
+                                    flip: 20_000_000, outputs: sink)
+            driver.attach(journal: try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 80)))
+            driver.start(positions: [0])
+            #expect(await eventually { driver.idle })
+            driver.stop()
+            var patterns: [[Bool]] = []
+            for w in sink.recorded where w != [false, false, false, false] && patterns.last != w { patterns.append(w) }
+            let after = try #require(StepJournal(path: path, modules: 1, stepsPerRevolution: 80))
+            return (patterns, driver.flaps, (after.restored, after.restoredInFlight))
+        }
+        let caught = try await restart(inFlight: true)
+        #expect(caught.patterns == [sequence[5], sequence[6]] && caught.flaps == [3])
+        #expect(caught.journal.0 == [6] && caught.journal.1.isEmpty)
+        let known = try await restart(inFlight: false)
+        #expect(known.patterns == [sequence[6]] && known.flaps == [3])
+        #expect(known.journal.0 == [6] && known.journal.1.isEmpty)
+    }
+
     /// Under load the step thread wakes late, and a module's last step and its release come due
     /// in the same round. Before, both went out at once: the drivers were disabled with the last
     /// STEP pulse still high (the CI's HIL test caught a STEP high while ENABLE was off under
