@@ -432,7 +432,8 @@ public final class Mailroom: Sendable {
                     await self.settled(settle.board, settle.transition)
                     guard !Task.isCancelled else { return }
                     await self.onDesk { self.displayed(settle.ids, board: settle.board, transition: settle.transition) }
-                    self.showsReporter.withLock { $0 }?(self.wall.localCodes())
+                    // What the board shows (the Cloud API's read) changes only with the local API's boards.
+                    if self.wall.isLocal(board: settle.board) { self.showsReporter.withLock { $0 }?(self.wall.localCodes()) }
                 }
             }
             group.cancelAll()

@@ -174,6 +174,12 @@ public final class Wall: Sendable {
     /// The frame the board is going to (or shows, once settled).
     public func target(board: Int) -> Frame { targets.withLock { $0[board] } }
 
+    /// Whether `board` is the local API's board or one of its grid: what `localCodes` reads.
+    public func isLocal(board: Int) -> Bool {
+        guard let grid = config.localGrid else { return board == config.localBoardIndex }
+        return grid.origins[board] != nil
+    }
+
     /// What the local API's board (or grid of boards, as one) is going to show (or shows, once
     /// settled), as codes row by row: what the Local API and the Cloud API read back.
     public func localCodes() -> [[Int]] {

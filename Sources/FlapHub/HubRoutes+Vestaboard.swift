@@ -60,14 +60,9 @@ extension Hub {
         let write = try VestaboardWrite.read(Array(buffer: body))
         guard let board = try await store.user(token.userID) else { throw HubError(401, "Invalid token") }
         let t = now()
-        var options = MessageOptions(forced: write.forced ? true : nil)
-        if let (transition, speed) = try await store.transition(of: board.id) {
-            options.transition = TransitionFields(transition: transition, speed: speed)
-        }
-        let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: board.id, recipientID: board.id, content: write.content,
-                                 contentType: write.type, createdAt: t, unlockAt: nil, expiresAt: t + limits.messageTTL, options: options)
-        try await store.send([m], by: board.id, now: t, perHour: limits.messagesPerHour)
-        try await publish(.newMessage(id: m.id, recipient: board.id, frame: WireFrame.new(HubStore.api(m, sender: board)).text))
+        let m = try await message(from: board, to: board.id, content: write.content, type: write.type, at: t, unlockAt: nil,
+                                  options: MessageOptions(forced: write.forced ? true : nil))
+        try await storeAndPush([m], by: board, at: t)
         return try reply(201, WriteAnswer(id: m.id, created: Int64(t * 1000)))
     }
 

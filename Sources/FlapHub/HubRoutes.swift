@@ -64,8 +64,6 @@ extension Hub {
         let t = now()
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
         let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
-        // The hourly limit is counted as the send is stored, in one transaction (HubStore.send).
-        let perHour = limits.messagesPerHour
         var results: [HubReply.Sent.Outcome] = []
         var stored: [HubStore.Message] = []
         for name in recipients {
@@ -74,23 +72,34 @@ extension Hub {
             }
             if blocked { results.append(.refused(name, "blocked")); continue }
             guard friends else { results.append(.refused(name, "not a friend")); continue }
-            var options = sending.options
-            // The board's transition, as its owner set it through the Cloud API, unless the message has its own.
-            if options.transition == nil, let (transition, speed) = try await store.transition(of: to.id) {
-                options.transition = TransitionFields(transition: transition, speed: speed)
-            }
-            let m = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: me.id, recipientID: to.id, content: content,
-                                     contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL,
-                                     options: options)
+            let m = try await message(from: me, to: to.id, content: content, type: type, at: t, unlockAt: unlockAt, options: sending.options)
             stored.append(m)
             results.append(.init(recipient: name, recipientID: to.id, status: .sent, messageID: m.id))
         }
         guard !stored.isEmpty else { return HubReply.response(.forbidden, HubReply.Sent(error: "no recipient could take the message", results: results)) }
-        try await store.send(stored, by: me.id, now: t, perHour: perHour)
-        for m in stored {
-            try await publish(.newMessage(id: m.id, recipient: m.recipientID, frame: WireFrame.new(HubStore.api(m, sender: me)).text))
-        }
+        try await storeAndPush(stored, by: me, at: t)
         return HubReply.response(.created, HubReply.Sent(results: results))
+    }
+
+    /// A new message of `sender` to `recipient`, with the recipient board's transition (as its
+    /// owner set it through the Cloud API) unless `options` bring their own.
+    func message(from sender: HubStore.User, to recipient: String, content: String, type: InboxMessage.ContentType, at t: Double,
+                 unlockAt: Double?, options: MessageOptions) async throws -> HubStore.Message {
+        var options = options
+        if options.transition == nil, let (transition, speed) = try await store.transition(of: recipient) {
+            options.transition = TransitionFields(transition: transition, speed: speed)
+        }
+        return HubStore.Message(id: UUID().uuidString.lowercased(), senderID: sender.id, recipientID: recipient, content: content,
+                                contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL, options: options)
+    }
+
+    /// Stores a send (its hourly limit counted in the same transaction: `HubStore.send`), then
+    /// pushes `message.new` to each recipient.
+    func storeAndPush(_ messages: [HubStore.Message], by sender: HubStore.User, at t: Double) async throws {
+        try await store.send(messages, by: sender.id, now: t, perHour: limits.messagesPerHour)
+        for m in messages {
+            try await publish(.newMessage(id: m.id, recipient: m.recipientID, frame: WireFrame.new(HubStore.api(m, sender: sender)).text))
+        }
     }
 
     func apiMessages(_ messages: [HubStore.Message]) async throws -> [APIMessage] {
