@@ -105,6 +105,8 @@ public final class HubHarness: @unchecked Sendable {  // used by one test at a t
     }
 
     public var url: String { fixedURL ?? "http://127.0.0.1:\(port)" }
+    /// The PostgreSQL database's name (the address's path).
+    public var databaseName: String { String(URL(string: database)?.path.dropFirst() ?? "") }
 
     /// One request to the hub as a user.
     public func request(_ method: String, _ path: String, as user: String, json body: Any? = nil) async throws -> (status: Int, json: [String: Any]) {

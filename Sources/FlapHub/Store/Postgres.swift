@@ -41,24 +41,44 @@ public final class PostgresDatabase: SQLDatabase {
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
         let (client, logger) = (client, logger)
         return try await Self.bounded(deadline) {
-            try await Self.unavailable { try await Self.rows(client.query(Self.statement(sql, parameters), logger: logger)) }
+            try await Self.unavailable { try await client.withConnection { try await Connection(connection: $0, logger: logger).query(sql, parameters) } }
         }
     }
 
     public func transaction<T: Sendable>(lock: String? = nil, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
         let (client, logger) = (client, logger)
         return try await Self.bounded(deadline) { try await Self.unavailable {
-            do {
-                return try await client.withTransaction(logger: logger) { connection in
-                    let c = Connection(connection: connection, logger: logger)
+            try await client.withConnection { connection in
+                let c = Connection(connection: connection, logger: logger)
+                try await c.query("BEGIN")
+                let value: T
+                do {
                     if let lock { try await c.query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(lock)]) }
-                    return try await body(c)
+                    value = try await body(c)
+                } catch {
+                    // A session the server ended (a shutdown, a lost connection) has no
+                    // transaction left to roll back.
+                    if !Self.sessionEnded(error) { _ = try? await c.query("ROLLBACK") }
+                    throw error
                 }
-            } catch let e as PostgresTransactionError {
-                // The body's own error as it threw it; else why BEGIN, COMMIT or ROLLBACK failed.
-                throw e.closureError ?? e.beginError ?? e.commitError ?? e.rollbackError ?? e
+                try await c.query("COMMIT")
+                return value
             }
         } }
+    }
+
+    /// Whether `error` ended the session: the server terminated it (08: connection exception,
+    /// 57: operator intervention — a shutdown or restart) or the connection went.
+    static func sessionEnded(_ error: any Error) -> Bool {
+        if error is DatabaseUnavailable { return true }
+        guard let e = error as? PSQLError else { return false }
+        switch e.code {
+        case .server:
+            let state = e.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57")
+        case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed: return true
+        default: return false
+        }
     }
 
     /// Runs `body` for at most `deadline`; past it, cancels it and throws `DatabaseUnavailable`.
@@ -110,13 +130,24 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    /// One connection inside a transaction.
+    /// One leased connection (inside a transaction, or for one statement). A statement is
+    /// written on the connection's event loop, and only while it is open: postgres-nio 1.33
+    /// drops a statement written to a closed connection without ever answering it — nor does its
+    /// wait heed cancellation — so a connection the server had just ended (a shutdown) kept its
+    /// request past the address's wait, until the front door's 408.
     struct Connection: SQLQuerying {
         let connection: PostgresConnection
         let logger: Logger
         @discardableResult
         func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
-            try await PostgresDatabase.rows(connection.query(PostgresDatabase.statement(sql, parameters), logger: logger))
+            let (connection, logger, statement) = (connection, logger, PostgresDatabase.statement(sql, parameters))
+            let result = try await connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+                guard !connection.isClosed else {
+                    return connection.eventLoop.makeFailedFuture(DatabaseUnavailable(cause: "the connection had closed"))
+                }
+                return connection.query(statement, logger: logger)
+            }.get()
+            return try result.rows.map(PostgresDatabase.values)
         }
     }
 
@@ -139,21 +170,18 @@ public final class PostgresDatabase: SQLDatabase {
         return PostgresQuery(unsafeSQL: text, binds: binds)
     }
 
-    static func rows(_ sequence: PostgresRowSequence) async throws -> [[SQLValue]] {
-        var rows: [[SQLValue]] = []
-        for try await row in sequence {
-            rows.append(try row.map { cell in
-                guard cell.bytes != nil else { return .null }
-                switch cell.dataType {
-                case .int2, .int4, .int8: return .int(try cell.decode(Int64.self))
-                case .float4, .float8: return .double(try cell.decode(Double.self))
-                case .bool: return .int(try cell.decode(Bool.self) ? 1 : 0)
-                case .void: return .null
-                default: return .text(try cell.decode(String.self))
-                }
-            })
+    /// A row's cells as SQL values.
+    static func values(_ row: PostgresRow) throws -> [SQLValue] {
+        try row.map { cell in
+            guard cell.bytes != nil else { return .null }
+            switch cell.dataType {
+            case .int2, .int4, .int8: return .int(try cell.decode(Int64.self))
+            case .float4, .float8: return .double(try cell.decode(Double.self))
+            case .bool: return .int(try cell.decode(Bool.self) ? 1 : 0)
+            case .void: return .null
+            default: return .text(try cell.decode(String.self))
+            }
         }
-        return rows
     }
 
     /// Runs `body`; a failure of the connection rather than of the statement becomes
@@ -162,19 +190,13 @@ public final class PostgresDatabase: SQLDatabase {
         do {
             return try await body()
         } catch let e as PSQLError {
-            switch e.code {
-            case .server:
-                let state = e.serverInfo?[.sqlState] ?? ""
-                // 08: connection exception; 57: operator intervention (shutdown, restart); 53: out of resources.
-                if state.hasPrefix("08") || state.hasPrefix("57") || state.hasPrefix("53") {
-                    throw DatabaseUnavailable(cause: "\(e.serverInfo?[.message] ?? "server error") (\(state))")
-                }
-                throw SQLFailure(message: "\(e.serverInfo?[.message] ?? "server error") (SQLSTATE \(state))", sqlState: state)
-            case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed, .listenFailed:
-                throw DatabaseUnavailable(cause: "\(e.code)")
-            default:
-                throw SQLFailure(message: "\(e.code)", sqlState: nil)
+            let state = e.serverInfo?[.sqlState] ?? ""
+            // 53: out of resources (too many connections, no memory or disk): the session may live on.
+            if sessionEnded(e) || state.hasPrefix("53") || e.code == .listenFailed {
+                throw DatabaseUnavailable(cause: e.code == .server ? "\(e.serverInfo?[.message] ?? "server error") (\(state))" : "\(e.code)")
             }
+            throw SQLFailure(message: e.code == .server ? "\(e.serverInfo?[.message] ?? "server error") (SQLSTATE \(state))" : "\(e.code)",
+                             sqlState: e.code == .server ? state : nil)
         } catch where String(describing: type(of: error)) == "ConnectionPoolError" {
             // The pool's error type is in a module postgres-nio does not export: no connection could be made or leased.
             throw DatabaseUnavailable(cause: "no connection (\(error))")
