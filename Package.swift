@@ -261,7 +261,7 @@ let package = Package(
         // server of the suite runs on), and a loopback connection: for every test target.
         .target(name: "TestWaits", path: "Tests/TestWaits"),
         .testTarget(name: "FlapHubTests", dependencies: [
-            "FlapMessages", "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", .product(name: "Logging", package: "swift-log"),
+            "FlapMessages", "FlapHub", "FlapHubInput", "FlapCore", "PostgresTesting", "TestWaits", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "FlapGPIOTests", dependencies: ["FlapGPIO", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["CGPIOD", "CSerialPort", "CALSA", "CMosquitto"]),

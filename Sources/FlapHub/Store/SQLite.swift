@@ -6,45 +6,99 @@ import SQLiteNIO
 import Synchronization
 
 /// One SQLite database file (the default store), through SQLiteNIO: every call into SQLite runs
-/// on NIO's thread pool, never on an event loop or the cooperative pool. One connection, and one
-/// statement or transaction on it at a time, in turn (`SerialGate`): SQLite writes one at a time
-/// anyway, and so no statement of this process ever waits on a lock this process holds — a
-/// thread of the pool spent waiting could be the one the lock's holder needs. Other processes
-/// (`flaphub user add` beside `flaphub serve`) wait up to the 5 s busy timeout (`BEGIN IMMEDIATE`).
+/// on NIO's thread pool, never on an event loop or the cooperative pool. One connection, and
+/// one batch of work on it at a time (`SerialGate`): SQLite writes one at a time anyway, and so
+/// no statement of this process ever waits on a lock this process holds — a thread of the pool
+/// spent waiting could be the one the lock's holder needs. Other processes (`flaphub user add`
+/// beside `flaphub serve`) wait up to the 5 s busy timeout (`BEGIN IMMEDIATE`).
+///
+/// Durable, with group commit: every commit reaches the disk (`synchronous = FULL`: a message
+/// answered is there after a power cut), and what callers ask while one commits waits and goes
+/// to the disk together, as one transaction — each transaction (or statement) in a savepoint
+/// of its own, so one that fails is undone alone; each is answered only once its batch has
+/// committed.
 public final class SQLiteDatabase: SQLDatabase {
     public let path: String
     public var location: String { path }
     private let connection: SQLiteStatements
     private let gate = SerialGate()
+    /// Work waiting for the next batch, in the order it came.
+    private let queue = Mutex<[GroupCommitJob]>([])
+    /// How many batches have been committed (or tried): fewer than the transactions under load.
+    let batches = Atomic<Int>(0)
+    /// How many transactions wait for the next batch.
+    var queued: Int { queue.withLock { $0.count } }
 
     private init(path: String, connection: SQLiteStatements) {
         self.path = path
         self.connection = connection
     }
 
-    /// Opens (creating) the file; WAL journal, foreign keys on, 5 s busy timeout.
+    /// Opens (creating) the file; WAL journal, each commit synced, foreign keys on, 5 s busy timeout.
     public static func open(path: String) async throws -> SQLiteDatabase {
         SQLiteDatabase(path: path, connection: try await SQLiteStatements(path: path))
     }
 
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
-        try await gate.run { try await self.connection.query(sql, parameters) }
+        try await transaction { db in try await db.query(sql, parameters) }
     }
 
     /// `body` must run its statements on the connection it is given (this database's own would
-    /// wait for the transaction to end).
+    /// wait for the batch it is in to end). `lock` is not needed: the batches are one at a time.
     public func transaction<T: Sendable>(lock: String? = nil, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
-        try await gate.run {
-            try await self.connection.query("BEGIN IMMEDIATE", [])
-            do {
-                let value = try await body(self.connection)
-                try await self.connection.query("COMMIT", [])
-                return value
-            } catch {
-                _ = try? await self.connection.query("ROLLBACK", [])
+        let answer = Mutex<Result<T, any Error>?>(nil)
+        let job = GroupCommitJob { db in
+            do { let value = try await body(db); answer.withLock { $0 = .success(value) } } catch {
+                answer.withLock { $0 = .failure(error) }
                 throw error
             }
+        }
+        queue.withLock { $0.append(job) }
+        // Whoever holds the gate commits everything queued by then — this job too, unless an
+        // earlier holder took it.
+        try await gate.run {
+            let jobs = queue.withLock { q in defer { q = [] }; return q }
+            if !jobs.isEmpty { await commit(jobs) }
+        }
+        if let failed = job.failure { throw failed }
+        guard let result = answer.withLock({ $0 }) else { throw DatabaseUnavailable(cause: "a batch ended without this transaction") }
+        return try result.get()
+    }
+
+    /// One transaction for `jobs`, each in a savepoint (undone alone when it throws); each job
+    /// is told its fate once the COMMIT has returned (or failed: then none of them happened).
+    private func commit(_ jobs: [GroupCommitJob]) async {
+        batches.add(1, ordering: .relaxed)
+        do {
+            try await connection.query("BEGIN IMMEDIATE", [])
+        } catch {
+            for job in jobs { job.failure = error }
+            return
+        }
+        for job in jobs {
+            do {
+                try await connection.query("SAVEPOINT job", [])
+                do {
+                    try await job.body(connection)
+                    try await connection.query("RELEASE job", [])
+                } catch {
+                    job.failure = error
+                    try await connection.query("ROLLBACK TO job", [])
+                    try await connection.query("RELEASE job", [])
+                }
+            } catch {
+                // The savepoint itself failed: the transaction cannot be trusted; none of it commits.
+                _ = try? await connection.query("ROLLBACK", [])
+                for job in jobs where job.failure == nil { job.failure = error }
+                return
+            }
+        }
+        do {
+            try await connection.query("COMMIT", [])
+        } catch {
+            _ = try? await connection.query("ROLLBACK", [])
+            for job in jobs where job.failure == nil { job.failure = error }
         }
     }
 
@@ -66,6 +120,15 @@ public final class SQLiteDatabase: SQLDatabase {
     static func statements(_ script: String) -> [String] {
         script.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
+}
+
+/// One transaction (or statement) of a group commit: its work, and — once its batch is over —
+/// why it did not happen, if it did not. (`@unchecked Sendable`: `failure` is written by the
+/// gate's holder and read by the job's caller after the gate is released.)
+final class GroupCommitJob: @unchecked Sendable {
+    let body: @Sendable (any SQLQuerying) async throws -> Void
+    var failure: (any Error)?
+    init(_ body: @escaping @Sendable (any SQLQuerying) async throws -> Void) { self.body = body }
 }
 
 /// One holder at a time, in the order they came, waiting without holding a thread.
@@ -101,7 +164,7 @@ final class SQLiteStatements: SQLQuerying {
         do {
             // The busy timeout replaces SQLiteNIO's wait-forever busy handler: a file held by
             // another writer for 5 s is an error, not a hang.
-            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"] {
+            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"] {
                 _ = try await connection.query(pragma, [])
             }
         } catch {

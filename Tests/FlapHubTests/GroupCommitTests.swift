@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import Testing
+import TestWaits
+@testable import FlapHub
+
+/// Issue 37, item 3: flaphub's SQLite store syncs every commit and groups the transactions that
+/// come while one commits into one — each undone alone when it fails, each answered once its
+/// batch is on the disk.
+@Suite struct GroupCommitTests {
+    struct Refused: Error {}
+
+    func database() async throws -> (SQLiteDatabase, String) {
+        let path = NSTemporaryDirectory() + "group-\(UUID().uuidString).db"
+        let db = try await SQLiteDatabase.open(path: path)
+        try await db.query("CREATE TABLE t(n INTEGER PRIMARY KEY)", [])
+        return (db, path)
+    }
+
+    @Test func everyCommitIsSynced() async throws {
+        let (db, path) = try await database()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // 2: FULL — the WAL is synced at each commit, so an answered write survives a power cut.
+        #expect(try await db.query("PRAGMA synchronous", []).first?.first?.int == 2)
+        #expect(try await db.query("PRAGMA journal_mode", []).first?.first == .text("wal"))
+    }
+
+    /// While the first transaction holds the batch (its body waits), 40 more come: they are
+    /// committed together, in one more batch; the one that throws is undone alone, and each
+    /// caller gets its own answer.
+    @Test func transactionsThatComeWhileOneCommitsGoTogetherAndFailAlone() async throws {
+        let (db, path) = try await database()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let before = db.batches.load(ordering: .relaxed)
+        let (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            group.addTask {
+                try await db.transaction { c in
+                    enteredSignal.yield()
+                    for await _ in release { break }
+                    try await c.query("INSERT INTO t(n) VALUES(0)", [])
+                }
+                return (0, true)
+            }
+            for await _ in entered { break }
+            for n in 1...40 {
+                group.addTask {
+                    do {
+                        try await db.transaction { c in
+                            try await c.query("INSERT INTO t(n) VALUES(?)", [.int(Int64(n))])
+                            if n == 17 { throw Refused() }
+                        }
+                        return (n, true)
+                    } catch is Refused { return (n, false) }
+                }
+            }
+            // The 40 are queued behind the first (nothing else can take the gate it holds).
+            #expect(await eventually { db.queued == 40 })
+            releaseSignal.yield()
+            return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == 41 && results.filter { !$0.value }.map(\.key) == [17])
+        #expect(db.batches.load(ordering: .relaxed) - before == 2, "two batches: the first transaction's, then the 40")
+        let stored = try await db.query("SELECT n FROM t ORDER BY n", []).compactMap { $0.first?.int }
+        #expect(stored == Array(0...40).filter { $0 != 17 })
+    }
+
+    /// A statement that fails in a batch fails alone: the others of its batch commit.
+    @Test func aFailingStatementIsUndoneAlone() async throws {
+        let (db, path) = try await database()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await db.query("INSERT INTO t(n) VALUES(1)", [])
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for n in [1, 2, 3] {
+                group.addTask { (try? await db.query("INSERT INTO t(n) VALUES(?)", [.int(Int64(n))])) != nil }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 2)
+        #expect(try await db.query("SELECT n FROM t ORDER BY n", []).compactMap { $0.first?.int } == [1, 2, 3])
+    }
+}
