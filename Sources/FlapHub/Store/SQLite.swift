@@ -21,6 +21,9 @@ public final class SQLiteDatabase: SQLDatabase {
     public let path: String
     public var location: String { path }
     private let connection: SQLiteStatements
+    /// Connections that only read (`query_only`), taken in turn.
+    private let readers: [SQLiteStatements]
+    private let nextReader = Atomic<UInt>(0)
     private let gate = SerialGate()
     /// Work waiting for the next batch, in the order it came.
     private let queue = Mutex<[GroupCommitJob]>([])
@@ -29,26 +32,46 @@ public final class SQLiteDatabase: SQLDatabase {
     /// How many transactions wait for the next batch.
     var queued: Int { queue.withLock { $0.count } }
 
-    private init(path: String, connection: SQLiteStatements) {
+    private init(path: String, connection: SQLiteStatements, readers: [SQLiteStatements]) {
         self.path = path
         self.connection = connection
+        self.readers = readers
     }
 
-    /// Opens (creating) the file; WAL journal, each commit synced, foreign keys on, 5 s busy timeout.
+    /// Opens (creating) the file; WAL journal, each commit synced, foreign keys on, 5 s busy
+    /// timeout; and two reader connections.
     public static func open(path: String) async throws -> SQLiteDatabase {
-        SQLiteDatabase(path: path, connection: try await SQLiteStatements(path: path))
+        let writer = try await SQLiteStatements(path: path)
+        let readers = [try await SQLiteStatements(path: path, readOnly: true), try await SQLiteStatements(path: path, readOnly: true)]
+        return SQLiteDatabase(path: path, connection: writer, readers: readers)
     }
 
+    /// A `SELECT` is read on a reader connection of its own, beside the batches (WAL: it sees
+    /// every commit made before it began, never a batch in progress); any other statement is a
+    /// job of the next batch, and fails alone (SQLite undoes a failed statement).
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
-        try await transaction { db in try await db.query(sql, parameters) }
+        if Self.reads(sql) {
+            return try await readers[Int(nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(readers.count))].query(sql, parameters)
+        }
+        return try await group(savepoint: false) { db in try await db.query(sql, parameters) }
+    }
+
+    /// Whether `sql` only reads: a single `SELECT`.
+    static func reads(_ sql: String) -> Bool {
+        sql.utf8.prefix(6).map { $0 & 0xDF } == Array("SELECT".utf8) && !sql.contains(";")
     }
 
     /// `body` must run its statements on the connection it is given (this database's own would
     /// wait for the batch it is in to end). `lock` is not needed: the batches are one at a time.
     public func transaction<T: Sendable>(lock: String? = nil, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
+        try await group(savepoint: true, body)
+    }
+
+    /// `body` as a job of the next batch; in a savepoint of its own unless it is one statement.
+    private func group<T: Sendable>(savepoint: Bool, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
         let answer = Mutex<Result<T, any Error>?>(nil)
-        let job = GroupCommitJob { db in
+        let job = GroupCommitJob(savepoint: savepoint) { db in
             do { let value = try await body(db); answer.withLock { $0 = .success(value) } } catch {
                 answer.withLock { $0 = .failure(error) }
                 throw error
@@ -78,6 +101,10 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         for job in jobs {
             do {
+                guard job.savepoint else {
+                    do { try await job.body(connection) } catch { job.failure = error }
+                    continue
+                }
                 try await connection.query("SAVEPOINT job", [])
                 do {
                     try await job.body(connection)
@@ -126,9 +153,13 @@ public final class SQLiteDatabase: SQLDatabase {
 /// why it did not happen, if it did not. (`@unchecked Sendable`: `failure` is written by the
 /// gate's holder and read by the job's caller after the gate is released.)
 final class GroupCommitJob: @unchecked Sendable {
+    let savepoint: Bool
     let body: @Sendable (any SQLQuerying) async throws -> Void
     var failure: (any Error)?
-    init(_ body: @escaping @Sendable (any SQLQuerying) async throws -> Void) { self.body = body }
+    init(savepoint: Bool, _ body: @escaping @Sendable (any SQLQuerying) async throws -> Void) {
+        self.savepoint = savepoint
+        self.body = body
+    }
 }
 
 /// One holder at a time, in the order they came, waiting without holding a thread.
@@ -159,12 +190,14 @@ final class SerialGate: Sendable {
 final class SQLiteStatements: SQLQuerying {
     private let connection: SQLiteConnection
 
-    init(path: String) async throws {
+    /// `readOnly`: the connection refuses to write (`query_only`).
+    init(path: String, readOnly: Bool = false) async throws {
         connection = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "flaphub.sqlite"))
         do {
             // The busy timeout replaces SQLiteNIO's wait-forever busy handler: a file held by
             // another writer for 5 s is an error, not a hang.
-            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"] {
+            let mode = readOnly ? ["PRAGMA query_only = ON"] : ["PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"]
+            for pragma in ["PRAGMA busy_timeout = 5000"] + mode {
                 _ = try await connection.query(pragma, [])
             }
         } catch {
