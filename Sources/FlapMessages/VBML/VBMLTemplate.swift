@@ -5,11 +5,14 @@ import Foundation
 /// Vestaboard's library do: `{{name}}` (HTML-escaped, as Mustache does), `{{{name}}}` and
 /// `{{& name}}` (as they are), dotted names, `{{#list}}…{{/list}}` sections with `{{.}}`,
 /// inverted sections `{{^name}}`, and comments `{{! …}}`. Partials render nothing; a change of
-/// delimiters is refused. Bounded: sections nest at most `maxDepth` deep, and the output is at
-/// most `maxOutput` characters.
+/// delimiters is refused. Bounded: sections nest at most `maxDepth` deep, the output is at most
+/// `maxOutput` characters, and a fill takes at most `maxSteps` steps (a tag or text visited, in
+/// each pass of each section: sections that nest over lists multiply — 15 sections of 10 items
+/// each are 10¹⁵ passes that print nothing, which the fuzzer found).
 enum VBMLTemplate {
     static let maxDepth = 16
     static let maxOutput = 16_384
+    static let maxSteps = 100_000
 
     indirect enum Node {
         case text(String)
@@ -24,8 +27,8 @@ enum VBMLTemplate {
         guard template.contains("{{") else { return template }
         let nodes = try parse(template, component: component)
         var out = ""
-        var count = 0
-        try render(nodes, stack: [.object(props)], into: &out, count: &count, component: component)
+        var count = 0, steps = 0
+        try render(nodes, stack: [.object(props)], into: &out, count: &count, steps: &steps, component: component)
         return out
     }
 
@@ -86,8 +89,12 @@ enum VBMLTemplate {
         return nil
     }
 
-    static func render(_ nodes: [Node], stack: [VBMLValue], into out: inout String, count: inout Int,
+    static func render(_ nodes: [Node], stack: [VBMLValue], into out: inout String, count: inout Int, steps: inout Int,
                        component: String) throws(VBMLDocument.Problem) {
+        steps += 1 + nodes.count
+        guard steps <= maxSteps else {
+            throw VBMLDocument.Problem("\(component).template: with its props it takes more than \(maxSteps) steps (sections over lists nested too deep)")
+        }
         func emit(_ text: String) throws(VBMLDocument.Problem) {
             count += text.unicodeScalars.count
             guard count <= maxOutput else {
@@ -105,12 +112,12 @@ enum VBMLTemplate {
                 let value = lookup(name, in: stack)
                 let truthy = value?.isTruthy ?? false
                 if inverted {
-                    if !truthy { try render(body, stack: stack, into: &out, count: &count, component: component) }
+                    if !truthy { try render(body, stack: stack, into: &out, count: &count, steps: &steps, component: component) }
                 } else if truthy, let value {
                     if case .array(let items) = value {
-                        for item in items { try render(body, stack: stack + [item], into: &out, count: &count, component: component) }
+                        for item in items { try render(body, stack: stack + [item], into: &out, count: &count, steps: &steps, component: component) }
                     } else {
-                        try render(body, stack: stack + [value], into: &out, count: &count, component: component)
+                        try render(body, stack: stack + [value], into: &out, count: &count, steps: &steps, component: component)
                     }
                 }
             }
