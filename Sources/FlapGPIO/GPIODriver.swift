@@ -155,21 +155,22 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         for m in place.indices {
             // The rotor stands at the coil pattern the last run energised last.
             if let phase = journal?.restoredPhases[m] { engine.setPhase(m, phase) }
+            // A coil motor caught in flight stands at the journal's pattern or the one before:
+            // that step is made again — energising the journal's pattern takes the rotor there
+            // either way (a STEP pulse cannot be: it is taken as made).
+            let redo = coils && inFlight.contains(m) && restored?[m] != nil
             if let s = restored?[m] {
-                // A coil motor caught in flight stands at the journal's pattern or the one
-                // before: that step is made again — energising the journal's pattern takes the
-                // rotor there either way (a STEP pulse cannot be: it is taken as made).
-                let redo = coils && inFlight.contains(m) ? 1 : 0
-                place[m] = (s - redo + geometry.stepsPerRevolution) % geometry.stepsPerRevolution
-                if redo == 1 { engine.setPhase(m, engine.phase(of: m) - 1) }
-                let left = geometry.flap(finishing: s).stepsLeft + redo
+                let again = redo ? 1 : 0
+                place[m] = (s - again + geometry.stepsPerRevolution) % geometry.stepsPerRevolution
+                if redo { engine.setPhase(m, engine.phase(of: m) - 1) }
+                let left = geometry.flap(finishing: s).stepsLeft + again
                 pending[m] = (0..<left).reversed().map { now + Int64($0 + 1) * stepInterval }
                 if left > 0 { releases[m] = now + Int64(left + 1) * stepInterval }
             } else {
                 place[m] = geometry.boundary(Int(positions.flatMap { $0.indices.contains(m) ? $0[m] : nil } ?? 0)) % geometry.stepsPerRevolution
             }
             // A step made again leaves the journal as it was (in flight) until it is written.
-            if !(coils && inFlight.contains(m) && restored?[m] != nil) { journal?.set(m, place[m], phase: engine.phase(of: m)) }
+            if !redo { journal?.set(m, place[m], phase: engine.phase(of: m)) }
         }
         lock.unlock()
         startSensing(threads)

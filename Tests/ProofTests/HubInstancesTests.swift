@@ -95,36 +95,20 @@ import FoundationNetworking
         let board = try FlapdProcess(["run", "--config", try hub.flapdConfig(board: "board"), "--plain", "--no-sound", "--state-dir", state])
         defer { board.terminate() }
         #expect(await board.waitForLog("message API connected"))
-        var statuses: [Int: Int] = [:]
-        var retryAfter: Set<String> = []
-        /// Sends one message as a client does: again after the Retry-After of a 503, until accepted.
-        func send(_ content: String) async throws {
-            let deadline = Date().addingTimeInterval(120)
-            while Date() < deadline {
-                var request = URLRequest(url: URL(string: hub.url + "/api/v1/messages")!)
-                request.httpMethod = "POST"
-                request.setValue("Bearer \(hub.tokens["alice"]!)", forHTTPHeaderField: "Authorization")
-                request.httpBody = try JSONSerialization.data(withJSONObject: ["recipients": ["board"], "content": content])
-                let (data, response) = try await URLSession.shared.data(for: request)
-                let http = response as! HTTPURLResponse
-                statuses[http.statusCode, default: 0] += 1
-                if http.statusCode == 201 { return }
-                guard http.statusCode == 503 else { Issue.record("\(http.statusCode): \(String(decoding: data, as: UTF8.self))"); return }
-                #expect(String(decoding: data, as: UTF8.self).contains("the database is unavailable"))
-                let wait = http.value(forHTTPHeaderField: "Retry-After") ?? "none"
-                retryAfter.insert(wait)
-                try await Task.sleep(for: .seconds(Int(wait) ?? 1))  // the client's part of the protocol, not a synchronisation
-            }
-            Issue.record("'\(content)' was not accepted within 120 s")
-        }
+        var answers: [Answer] = []
+        let token = hub.tokens["alice"]!
+        func send(_ content: String) async throws { try await Self.send(content, to: hub.url, token: token) { answers.append($0) } }
         for i in 1...4 { try await send("message \(i)") }
         await offPool { server.stop(mode: "immediate") }
         let down = try await hub.request("POST", "/api/v1/messages", as: "alice", json: ["recipients": ["board"], "content": "while down"])
         #expect(down.status == 503, "\(down)")
         try await offPool { Result { try server.start() } }.get()
         for i in 5...12 { try await send("message \(i)") }
-        #expect(Set(statuses.keys).isSubset(of: [201, 503]), "\(statuses)\n\(hub.process?.stderr ?? "")")
-        #expect(statuses[201] == 12 && retryAfter.isSubset(of: ["1"]), "\(statuses) \(retryAfter)")
+        let unavailable = answers.filter { $0.status == 503 }
+        #expect(Set(answers.map(\.status)).isSubset(of: [201, 503]), "\(answers.map { "\($0.status) \($0.body)" })\n\(hub.process?.stderr ?? "")")
+        #expect(answers.filter { $0.status == 201 }.count == 12)
+        #expect(unavailable.allSatisfy { $0.retryAfter == "1" && $0.body.contains("the database is unavailable") },
+                "\(unavailable.map { "\($0.retryAfter ?? "none") \($0.body)" })")
         #expect(await board.waitForFrame { words($0) == ["MESSAGE 12"] }, "\(board.stdout.suffix(2000))\n\(board.stderr)")
         #expect(hub.process?.stderr.contains("lost the event channel") == true)
         #expect(kill(hub.process!.pid, 0) == 0, "the hub is still running")
@@ -138,6 +122,27 @@ extension HubInstancesTests {
         let retryAfter: String?
         let body: String
         let seconds: Double
+    }
+
+    /// Sends `content` to the user "board" as a client does: again after a 503's `Retry-After`
+    /// (the client's part of the protocol, not a synchronisation), until another answer, at most
+    /// `tries` times; each answer to `seen`.
+    static func send(_ content: String, to url: String, token: String, tries: Int = 200, seen: (Answer) -> Void) async throws {
+        for _ in 0..<tries {
+            var request = URLRequest(url: URL(string: url + "/api/v1/messages")!)
+            request.httpMethod = "POST"
+            request.timeoutInterval = 120
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            request.httpBody = try JSONSerialization.data(withJSONObject: ["recipients": ["board"], "content": content])
+            let began = Date()
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let http = response as! HTTPURLResponse
+            let answer = Answer(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"),
+                                body: String(decoding: data, as: UTF8.self), seconds: Date().timeIntervalSince(began))
+            seen(answer)
+            guard http.statusCode == 503 else { return }
+            try await Task.sleep(for: .seconds(Int(answer.retryAfter ?? "1") ?? 1))
+        }
     }
 
     /// Issue 37, item 5: PostgreSQL stops (`pg_ctl stop -m fast`: every session ended) while
@@ -156,23 +161,8 @@ extension HubInstancesTests {
         final class Answers: Sendable { let all = Mutex<[Answer]>([]) }
         let answers = Answers()
         let (token, urls) = (a.tokens["alice"]!, [a.url, b.url])
-        /// Sends as a client does: again after a 503's Retry-After, until accepted (or another status).
         @Sendable func send(_ content: String, to url: String) async throws {
-            for _ in 0..<200 {
-                var request = URLRequest(url: URL(string: url + "/api/v1/messages")!)
-                request.httpMethod = "POST"
-                request.timeoutInterval = 120
-                request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-                request.httpBody = try JSONSerialization.data(withJSONObject: ["recipients": ["board"], "content": content])
-                let began = Date()
-                let (data, response) = try await URLSession.shared.data(for: request)
-                let http = response as! HTTPURLResponse
-                let answer = Answer(status: http.statusCode, retryAfter: http.value(forHTTPHeaderField: "Retry-After"),
-                                    body: String(decoding: data, as: UTF8.self), seconds: Date().timeIntervalSince(began))
-                answers.all.withLock { $0.append(answer) }
-                guard http.statusCode == 503 else { return }
-                try await Task.sleep(for: .seconds(Int(answer.retryAfter ?? "1") ?? 1))  // the client's part of the protocol
-            }
+            try await Self.send(content, to: url, token: token) { answer in answers.all.withLock { $0.append(answer) } }
         }
         let count = { @Sendable (status: Int) in answers.all.withLock { $0.filter { $0.status == status }.count } }
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -70,12 +70,11 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// `body` as a job of the next batch; in a savepoint of its own unless it is one statement.
     private func group<T: Sendable>(savepoint: Bool, _ body: @escaping @Sendable (any SQLQuerying) async throws -> T) async throws -> T {
-        let answer = Mutex<Result<T, any Error>?>(nil)
+        // What it made, once it ran; why it did not happen is the job's `failure` alone.
+        let made = Mutex<T?>(nil)
         let job = GroupCommitJob(savepoint: savepoint) { db in
-            do { let value = try await body(db); answer.withLock { $0 = .success(value) } } catch {
-                answer.withLock { $0 = .failure(error) }
-                throw error
-            }
+            let value = try await body(db)
+            made.withLock { $0 = value }
         }
         queue.withLock { $0.append(job) }
         // Whoever holds the gate commits everything queued by then — this job too, unless an
@@ -85,8 +84,8 @@ public final class SQLiteDatabase: SQLDatabase {
             if !jobs.isEmpty { await commit(jobs) }
         }
         if let failed = job.failure { throw failed }
-        guard let result = answer.withLock({ $0 }) else { throw DatabaseUnavailable(cause: "a batch ended without this transaction") }
-        return try result.get()
+        guard let value = made.withLock({ $0 }) else { throw DatabaseUnavailable(cause: "a batch ended without this transaction") }
+        return value
     }
 
     /// One transaction for `jobs`, each in a savepoint (undone alone when it throws); each job
