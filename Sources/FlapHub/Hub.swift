@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// through the database's LISTEN/NOTIFY, `PostgresRelay`).
 public final class Hub: Sendable {
     public let store: HubStore
-    let sockets = SocketRegistry()
+    let sockets: SocketRegistry
     /// Events to the other instances on the same PostgreSQL database; nil on SQLite.
     let relay: PostgresRelay?
     /// What this instance passed on and has still to mark delivered (with a relay).
@@ -36,6 +36,7 @@ public final class Hub: Sendable {
     public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
+        sockets = SocketRegistry(logger: logger)
         relay = (store.db as? PostgresDatabase).map { PostgresRelay(database: $0, logger: logger) }
         self.limits = limits
         var door = DoorLimits()
@@ -52,9 +53,9 @@ public final class Hub: Sendable {
         var app = Application(
             router: router(),
             server: .guardedWebSocketUpgrade(configuration: webSocketConfiguration, census: ConnectionCensus(limits: doorLimits),
-                                             limits: doorLimits) { request, _, logger in
+                                             limits: doorLimits) { request, channel, logger in
                 guard request.path == "/ws" else { return .dontUpgrade }
-                return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, logger: logger) }
+                return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, channel: channel, logger: logger) }
             },
             configuration: .init(address: .hostname(bind, port: port), serverName: "flaphub"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },

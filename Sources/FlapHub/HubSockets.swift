@@ -10,17 +10,34 @@ import NIOCore
 
 /// The open WebSocket connections of each user, so events reach every device a user has.
 actor SocketRegistry {
-    private var sockets: [String: [UUID: WebSocketOutboundWriter]] = [:]
+    /// A connection: what writes its frames, and its channel (to drop it when it stops reading).
+    struct Socket {
+        let writer: WebSocketOutboundWriter
+        let channel: any Channel
+    }
+    private var sockets: [String: [UUID: Socket]] = [:]
+    private let logger: Logger
 
-    func add(_ user: String, _ id: UUID, _ writer: WebSocketOutboundWriter) { sockets[user, default: [:]][id] = writer }
+    init(logger: Logger) { self.logger = logger }
+
+    func add(_ user: String, _ id: UUID, _ socket: Socket) { sockets[user, default: [:]][id] = socket }
     func remove(_ user: String, _ id: UUID) { sockets[user]?[id] = nil }
 
-    /// Sends one event to every connection of a user; returns how many took it.
+    /// Sends one event to every connection of a user; returns how many took it. A connection
+    /// whose unsent frames passed the channel's high watermark (64 KiB) has stopped reading:
+    /// it is closed at once, not written to — a write would wait until it reads, and with it the
+    /// request or socket that publishes (its device reconnects and catches up from its inbox).
     @discardableResult
     func send(_ text: String, to user: String) async -> Int {
         var sent = 0
-        for writer in (sockets[user] ?? [:]).values {
-            if (try? await writer.write(.text(text))) != nil { sent += 1 }
+        for (id, socket) in sockets[user] ?? [:] {
+            guard socket.channel.isWritable else {
+                sockets[user]?[id] = nil
+                logger.warning("socket dropped: it stopped reading", metadata: ["user id": "\(user)"])
+                socket.channel.close(promise: nil)
+                continue
+            }
+            if (try? await socket.writer.write(.text(text))) != nil { sent += 1 }
         }
         return sent
     }
@@ -32,7 +49,7 @@ actor SocketRegistry {
     func closeAll() async -> Int {
         let all = sockets.values.flatMap(\.values)
         sockets = [:]
-        for writer in all { try? await writer.close(.unexpectedServerError, reason: "reconnect and catch up") }
+        for socket in all { try? await socket.writer.close(.unexpectedServerError, reason: "reconnect and catch up") }
         return all.count
     }
 }
@@ -45,7 +62,7 @@ enum HubEvent {
 extension Hub {
     /// One WebSocket connection: authenticate first (within 10 s), then ping/pong and
     /// `message.displayed`; a frame it cannot read gets an `error` event, never a crash.
-    func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+    func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel, logger: Logger) async throws {
         var frames = inbound.makeAsyncIterator()
         // The deadline and the frame are one decision: a frame read as the deadline closes the
         // connection is dropped, never served on a connection ending under it.
@@ -58,9 +75,9 @@ extension Hub {
             return
         }
         let id = UUID()
-        await sockets.add(user.id, id, outbound)
+        await sockets.add(user.id, id, .init(writer: outbound, channel: channel))
         do {
-            try await serveAuthenticated(user, &frames, outbound, logger: logger)
+            try await serveAuthenticated(user, &frames, outbound, channel: channel, logger: logger)
         } catch {
             await sockets.remove(user.id, id)
             throw error
@@ -70,10 +87,16 @@ extension Hub {
 
     /// An authenticated connection's frames, until it closes.
     private func serveAuthenticated(_ user: HubStore.User, _ frames: inout WebSocketInboundStream.AsyncIterator,
-                                    _ outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+                                    _ outbound: WebSocketOutboundWriter, channel: any Channel, logger: Logger) async throws {
         try await outbound.write(.text(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text))
         logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
         while let message = try await frames.nextMessage(maxSize: maxFrame) {
+            // A client that sends but stops reading what it is answered is dropped (SocketRegistry.send).
+            guard channel.isWritable else {
+                logger.warning("socket dropped: it stopped reading", metadata: ["user": "\(user.username)"])
+                channel.close(promise: nil)
+                return
+            }
             guard case .text(let text) = message else {
                 try await outbound.write(.text(HubEvent.error("bad_frame", "expected JSON text, not a binary frame")))
                 continue

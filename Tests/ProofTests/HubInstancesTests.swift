@@ -207,7 +207,9 @@ final class SocketWatch: Sendable {
         (self.changes, self.signal) = (changes, signal)
         let seen = self.seen
         task = Task {
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws", logger: Logger(label: "test")) { inbound, outbound, _ in
+            // Frames up to the hub's 64 KiB (a VBML message of 8 KiB is more than WSClient's 16 KiB).
+            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws", configuration: .init(maxFrameSize: 1 << 16),
+                                              logger: Logger(label: "test")) { inbound, outbound, _ in
                 try await outbound.write(.text(#"{"type":"authenticate","token":"\#(token)"}"#))
                 for try await m in inbound.messages(maxSize: 1 << 16) {
                     guard case .text(let t) = m else { continue }
