@@ -38,7 +38,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
     ],
     targets: [
         // System libraries: one header shim each, nothing else.
@@ -46,6 +45,7 @@ let package = Package(
         .systemLibrary(name: "CSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // The release a binary is: its version, and the commit its tree was at (a build plugin).
         .plugin(name: "ReleaseCommit", capability: .buildTool()),
@@ -108,10 +108,9 @@ let package = Package(
         .target(
             name: "FlapHub",
             dependencies: [
-                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput",
+                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput", "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -302,12 +301,12 @@ let package = Package(
 )
 
 if !withHub {
-    let hub: Set = ["flaphub", "FlapHub", "FlapHubInput", "flapfuzz", "FlapHubTests", "EndToEndTests", "EndToEndSupport", "ProofTests", "PostgresTesting", "hubbench"]
+    let hub: Set = ["CSQLite", "flaphub", "FlapHub", "FlapHubInput", "flapfuzz", "FlapHubTests", "EndToEndTests", "EndToEndSupport", "ProofTests", "PostgresTesting", "hubbench"]
     package.products.removeAll { hub.contains($0.name) }
     package.targets.removeAll { hub.contains($0.name) }
     package.dependencies.removeAll { dependency in
         guard case .sourceControl(_, let location, _) = dependency.kind else { return false }
-        return ["hummingbird", "hummingbird-websocket", "swift-crypto", "postgres-nio", "sqlite-nio", "swift-http-types"].contains { location.hasSuffix("/" + $0) }
+        return ["hummingbird", "hummingbird-websocket", "swift-crypto", "postgres-nio", "swift-http-types"].contains { location.hasSuffix("/" + $0) }
     }
 }
 

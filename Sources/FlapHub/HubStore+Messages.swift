@@ -44,11 +44,15 @@ extension HubStore {
             .compactMap { $0[0].double }
     }
 
-    /// Throws the 429 (with when to try again) when `sends` of the last hour reach `perHour`.
-    public static func checkLimit(_ sends: [Double], now: Double, perHour: Int) throws(HubError) {
-        guard sends.count >= perHour else { return }
-        let wait = Int((sends[sends.count - perHour] + 3600 - now).rounded(.up))
-        throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, wait))
+    /// Throws the 429 (with when to try again) when the sender has sent `perHour` in the hour
+    /// before `now`. One row is read, however many there are: the `perHour`-th latest send of
+    /// the hour — the one whose hour ends first among the last `perHour`.
+    static func checkLimit(of sender: String, now: Double, perHour: Int, in db: any SQLQuerying) async throws {
+        guard perHour > 0 else { throw HubError(429, "no messages may be sent (messages_per_hour is 0)", retryAfter: 3600) }
+        let rows = try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
+                                      [.text(sender), .double(now - 3600), .int(Int64(perHour - 1))])
+        guard let at = rows.first?.first?.double else { return }
+        throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, Int((at + 3600 - now).rounded(.up))))
     }
 
     /// Stores one send of `messages` (one per recipient) unless the sender has sent `perHour`
@@ -56,7 +60,7 @@ extension HubStore {
     /// Sends of one sender are counted one after another, in every instance on the database.
     public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int) async throws {
         try await db.transaction(lock: "sends:" + sender) { db in
-            try Self.checkLimit(try await Self.sends(by: sender, now: now, in: db), now: now, perHour: perHour)
+            try await Self.checkLimit(of: sender, now: now, perHour: perHour, in: db)
             for m in messages { try await Self.insert(m, into: db) }
             try await db.query("INSERT INTO sends(sender_id, at) VALUES(?,?)", [.text(sender), .double(now)])
         }

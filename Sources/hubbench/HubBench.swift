@@ -25,6 +25,7 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "Seconds each store is loaded, saturated and then at --rate.") var seconds = 10.0
     @Option(help: "Messages a second offered in the second phase, whatever the answers (an open loop: latency below saturation); 0 skips it.")
     var rate = 100.0
+    @Option(help: "Only one store: sqlite or postgresql (default both).") var only: String?
 
     func run() async throws {
         var limit = rlimit()
@@ -33,12 +34,14 @@ struct HubBench: AsyncParsableCommand {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         let flaphub = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flaphub").path
         print("== flaphub at scale: \(boards) boards, \(senders) senders, \(Int(seconds)) s each, loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
-        let postgres = try PostgresServer()
+        guard only == nil || only == "sqlite" || only == "postgresql" else { throw ValidationError("--only is sqlite or postgresql") }
+        let postgres = only == "sqlite" ? nil : try PostgresServer()
         var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
-        for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)] {
+        for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)]
+            where only == nil || (only == "postgresql") == usePostgres {
             let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate,
-                                    database: usePostgres ? postgres.address(try postgres.createDatabase()) : nil,
-                                    postmaster: usePostgres ? postgres.postmasterPID : nil, instances: instances)
+                                    database: usePostgres ? try postgres.map { $0.address(try $0.createDatabase()) } : nil,
+                                    postmaster: usePostgres ? postgres?.postmasterPID : nil, instances: instances)
             let r = try await scenario.run()
             rates[label] = r.saturated.rate
             if instances == 2 { twoInstances = r.saturated }

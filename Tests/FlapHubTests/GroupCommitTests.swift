@@ -66,6 +66,57 @@ import TestWaits
         #expect(stored == Array(0...40).filter { $0 != 17 })
     }
 
+    /// A transaction that says when it has begun and holds its batch until released.
+    struct Held: Sendable {
+        let entered: AsyncStream<Void>, enteredSignal: AsyncStream<Void>.Continuation
+        let release: AsyncStream<Void>, releaseSignal: AsyncStream<Void>.Continuation
+        init() {
+            (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
+            (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        }
+        func run(_ db: SQLiteDatabase, _ n: Int) async throws {
+            try await db.transaction { c in
+                enteredSignal.yield()
+                for await _ in release { break }
+                try await c.query("INSERT INTO t(n) VALUES(?)", [.int(Int64(n))])
+            }
+        }
+        func begun() async { for await _ in entered { break } }
+    }
+
+    /// A caller is answered once its own batch has committed — not after the batches of those
+    /// who came before it take their turns: here C is committed in B's batch and answered while
+    /// D's batch, begun after it, is still held (when each caller took the writer in turn, C's
+    /// turn came after B's batch and committed D's, so C waited for D).
+    @Test func aCallerWaitsForItsOwnBatchOnly() async throws {
+        let (db, path) = try await database()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let a = Held(), b = Held(), d = Held()
+        final class Answers: Sendable { let order = Mutex<[String]>([]) }
+        let answers = Answers()
+        let answer = { @Sendable (who: String) in answers.order.withLock { $0.append(who) } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await a.run(db, 1); answer("A") }
+            await a.begun()
+            group.addTask { try await b.run(db, 2); answer("B") }
+            #expect(await eventually { db.queued == 1 })
+            group.addTask { try await db.query("INSERT INTO t(n) VALUES(3)", []); answer("C") }
+            #expect(await eventually { db.queued == 2 })
+            a.releaseSignal.yield()
+            await b.begun()  // B leads the next batch, C in it
+            group.addTask { try await d.run(db, 4); answer("D") }
+            #expect(await eventually { db.queued == 1 })
+            b.releaseSignal.yield()
+            await d.begun()  // D leads a third batch and holds it
+            #expect(await eventually(within: 60) { answers.order.withLock { $0.count } == 3 })
+            let order = answers.order.withLock { $0 }
+            #expect(order == ["A", "B", "C"] || order == ["A", "C", "B"], "\(order)")
+            d.releaseSignal.yield()
+            try await group.waitForAll()
+        }
+        #expect(try await db.query("SELECT n FROM t ORDER BY n", []).compactMap { $0.first?.int } == [1, 2, 3, 4])
+    }
+
     /// A statement that fails in a batch fails alone: the others of its batch commit.
     @Test func aFailingStatementIsUndoneAlone() async throws {
         let (db, path) = try await database()

@@ -206,6 +206,10 @@ struct PackageTests {
         let exposure = Double(one["hub-exposure"] ?? "")
         #expect(exposure.map { $0 <= 2.0 } == true, "systemd-analyze security flaphub: \(one["hub-exposure"] ?? "?")")
         #expect(one["hub-version"]?.hasPrefix("0.1.0 (commit ") == true)
+        // Issue 37, item 3: every commit synced — the last of 20 messages answered just before
+        // the power cut (after the guest's last sync) is in the store after it.
+        #expect(one["hub-cut-accepted"] == "20", "\(one)")
+        #expect(two["boot2-hub-inbox"]?.trimmingCharacters(in: .whitespaces) == "HUB CUT 20", "after the power cut: \(two)")
     }
 
     /// The arm64 package, made from the aarch64 build, in Debian trixie's arm64 kernel and

@@ -1,16 +1,14 @@
 import Foundation
-import Logging
-import NIOCore
 import NIOPosix
-import SQLiteNIO
 import Synchronization
 
-/// One SQLite database file (the default store), through SQLiteNIO: every call into SQLite runs
-/// on NIO's thread pool, never on an event loop or the cooperative pool. One connection, and
-/// one batch of work on it at a time (`SerialGate`): SQLite writes one at a time anyway, and so
-/// no statement of this process ever waits on a lock this process holds — a thread of the pool
-/// spent waiting could be the one the lock's holder needs. Other processes (`flaphub user add`
-/// beside `flaphub serve`) wait up to the 5 s busy timeout (`BEGIN IMMEDIATE`).
+/// One SQLite database file (the default store), through Debian's libsqlite3 (`SQLiteHandle`):
+/// what may wait (a lock another process holds, the disk) runs on NIO's thread pool, never on an
+/// event loop. One writer connection, and one batch of work on it at a time (group commit, below):
+/// SQLite writes one at a time anyway, and so no statement of this process ever waits on a lock
+/// this process holds — a thread of the pool spent waiting could be the one the lock's holder
+/// needs. Other processes (`flaphub user add` beside `flaphub serve`) wait up to the 5 s busy
+/// timeout (`BEGIN IMMEDIATE`), then are told the database is unavailable.
 ///
 /// Durable, with group commit: every commit reaches the disk (`synchronous = FULL`: a message
 /// answered is there after a power cut), and what callers ask while one commits waits and goes
@@ -20,30 +18,44 @@ import Synchronization
 public final class SQLiteDatabase: SQLDatabase {
     public let path: String
     public var location: String { path }
-    private let connection: SQLiteStatements
-    /// Connections that only read (`query_only`), taken in turn.
-    private let readers: [SQLiteStatements]
+    /// The one connection that writes: its batch's `BEGIN IMMEDIATE` and `COMMIT` on the pool,
+    /// the statements between them where the batch runs (`SQLiteHandle`).
+    private let writer: SQLiteHandle
+    /// Connections that only read (`query_only`): a `SELECT` runs where its caller runs, on the
+    /// first of them no one is using (or, if all are, the next in turn).
+    private let readers: [SQLiteHandle]
     private let nextReader = Atomic<UInt>(0)
-    private let gate = SerialGate()
-    /// Work waiting for the next batch, in the order it came.
-    private let queue = Mutex<[GroupCommitJob]>([])
+    /// Work waiting for the next batch, in the order it came, and whether a batch is being
+    /// committed (then its leader, or the one it hands the lead to, takes the work).
+    private let queue = Mutex<(jobs: [GroupCommitJob], committing: Bool)>(([], false))
     /// How many batches have been committed (or tried): fewer than the transactions under load.
     let batches = Atomic<Int>(0)
     /// How many transactions wait for the next batch.
-    var queued: Int { queue.withLock { $0.count } }
+    var queued: Int { queue.withLock { $0.jobs.count } }
 
-    private init(path: String, connection: SQLiteStatements, readers: [SQLiteStatements]) {
+    private init(path: String, writer: SQLiteHandle, readers: [SQLiteHandle]) {
         self.path = path
-        self.connection = connection
+        self.writer = writer
         self.readers = readers
     }
 
+    /// Reader connections: one for each thread that runs tasks, and one more.
+    static let readerCount = ProcessInfo.processInfo.activeProcessorCount + 1
+    /// How long a read waits for the file: in WAL a read waits for no writer, only for another
+    /// process recovering the file after a crash — briefly, since the read holds its thread.
+    static let readerBusyMilliseconds = 1000
+
     /// Opens (creating) the file; WAL journal, each commit synced, foreign keys on, 5 s busy
-    /// timeout; and two reader connections.
+    /// timeout; and the reader connections.
     public static func open(path: String) async throws -> SQLiteDatabase {
-        let writer = try await SQLiteStatements(path: path)
-        let readers = [try await SQLiteStatements(path: path, readOnly: true), try await SQLiteStatements(path: path, readOnly: true)]
-        return SQLiteDatabase(path: path, connection: writer, readers: readers)
+        try await NIOThreadPool.singleton.runIfActive {
+            let writer = try SQLiteHandle.open(path: path, pragmas: ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL",
+                                                                "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"])
+            let readers = try (0..<readerCount).map { _ in
+                try SQLiteHandle.open(path: path, pragmas: ["PRAGMA busy_timeout = \(readerBusyMilliseconds)", "PRAGMA query_only = ON"])
+            }
+            return SQLiteDatabase(path: path, writer: writer, readers: readers)
+        }
     }
 
     /// A `SELECT` is read on a reader connection of its own, beside the batches (WAL: it sees
@@ -52,7 +64,8 @@ public final class SQLiteDatabase: SQLDatabase {
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
         if Self.reads(sql) {
-            return try await readers[Int(nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(readers.count))].query(sql, parameters)
+            for reader in readers { if let rows = try reader.runIfFree(sql, parameters) { return rows } }
+            return try readers[Int(nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(readers.count))].run(sql, parameters)
         }
         return try await group(savepoint: false) { db in try await db.query(sql, parameters) }
     }
@@ -76,12 +89,25 @@ public final class SQLiteDatabase: SQLDatabase {
             let value = try await body(db)
             made.withLock { $0 = value }
         }
-        queue.withLock { $0.append(job) }
-        // Whoever holds the gate commits everything queued by then — this job too, unless an
-        // earlier holder took it.
-        try await gate.run {
-            let jobs = queue.withLock { q in defer { q = [] }; return q }
-            if !jobs.isEmpty { await commit(jobs) }
+        // Group commit: one caller at a time leads — commits everything queued, its own job
+        // first — then hands the lead to the first job that came meanwhile (whose caller waits),
+        // and returns; the others wait only for their own batch, not for each other's turns.
+        let leads = queue.withLock { q in
+            q.jobs.append(job)
+            if q.committing { return false }
+            q.committing = true
+            return true
+        }
+        let turn = leads ? .lead : await job.turn()
+        if turn == .lead {
+            let jobs = queue.withLock { q in defer { q.jobs = [] }; return q.jobs }
+            await commit(jobs)
+            for other in jobs where other !== job { other.resume(.done) }
+            let next = queue.withLock { q -> GroupCommitJob? in
+                if q.jobs.isEmpty { q.committing = false }
+                return q.jobs.first
+            }
+            next?.resume(.lead)
         }
         if let failed = job.failure { throw failed }
         guard let value = made.withLock({ $0 }) else { throw DatabaseUnavailable(cause: "a batch ended without this transaction") }
@@ -92,8 +118,9 @@ public final class SQLiteDatabase: SQLDatabase {
     /// is told its fate once the COMMIT has returned (or failed: then none of them happened).
     private func commit(_ jobs: [GroupCommitJob]) async {
         batches.add(1, ordering: .relaxed)
+        let pooled = SQLiteStatements(handle: writer, onThePool: true), inline = SQLiteStatements(handle: writer, onThePool: false)
         do {
-            try await connection.query("BEGIN IMMEDIATE", [])
+            try await pooled.query("BEGIN IMMEDIATE", [])
         } catch {
             for job in jobs { job.failure = error }
             return
@@ -101,29 +128,29 @@ public final class SQLiteDatabase: SQLDatabase {
         for job in jobs {
             do {
                 guard job.savepoint else {
-                    do { try await job.body(connection) } catch { job.failure = error }
+                    do { try await job.body(inline) } catch { job.failure = error }
                     continue
                 }
-                try await connection.query("SAVEPOINT job", [])
+                try await inline.query("SAVEPOINT job", [])
                 do {
-                    try await job.body(connection)
-                    try await connection.query("RELEASE job", [])
+                    try await job.body(inline)
+                    try await inline.query("RELEASE job", [])
                 } catch {
                     job.failure = error
-                    try await connection.query("ROLLBACK TO job", [])
-                    try await connection.query("RELEASE job", [])
+                    try await inline.query("ROLLBACK TO job", [])
+                    try await inline.query("RELEASE job", [])
                 }
             } catch {
                 // The savepoint itself failed: the transaction cannot be trusted; none of it commits.
-                _ = try? await connection.query("ROLLBACK", [])
+                _ = try? await inline.query("ROLLBACK", [])
                 for job in jobs where job.failure == nil { job.failure = error }
                 return
             }
         }
         do {
-            try await connection.query("COMMIT", [])
+            try await pooled.query("COMMIT", [])
         } catch {
-            _ = try? await connection.query("ROLLBACK", [])
+            _ = try? await inline.query("ROLLBACK", [])
             for job in jobs where job.failure == nil { job.failure = error }
         }
     }
@@ -149,85 +176,40 @@ public final class SQLiteDatabase: SQLDatabase {
 }
 
 /// One transaction (or statement) of a group commit: its work, and — once its batch is over —
-/// why it did not happen, if it did not. (`@unchecked Sendable`: `failure` is written by the
-/// gate's holder and read by the job's caller after the gate is released.)
+/// why it did not happen, if it did not; its caller waits (`turn`) until it is done or is to
+/// lead the next batch. (`@unchecked Sendable`: `failure` is written by the batch's leader
+/// before `resume`, and read by the job's caller after its turn came.)
 final class GroupCommitJob: @unchecked Sendable {
+    enum Turn: Sendable { case done, lead }
     let savepoint: Bool
     let body: @Sendable (any SQLQuerying) async throws -> Void
     var failure: (any Error)?
+    private let state = Mutex<(turn: Turn?, waiter: CheckedContinuation<Turn, Never>?)>((nil, nil))
+
     init(savepoint: Bool, _ body: @escaping @Sendable (any SQLQuerying) async throws -> Void) {
         self.savepoint = savepoint
         self.body = body
     }
-}
 
-/// One holder at a time, in the order they came, waiting without holding a thread.
-final class SerialGate: Sendable {
-    private let state = Mutex<(held: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { s in
-                if s.held { s.waiting.append(c); return false }
-                s.held = true
-                return true
+    /// Waits until the job is done, or its caller is to lead the next batch.
+    func turn() async -> Turn {
+        await withCheckedContinuation { (c: CheckedContinuation<Turn, Never>) in
+            let now = state.withLock { s -> Turn? in
+                if let turn = s.turn { return turn }
+                s.waiter = c
+                return nil
             }
-            if now { c.resume() }
-        }
-        defer {
-            let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
-                if s.waiting.isEmpty { s.held = false; return nil }
-                return s.waiting.removeFirst()
-            }
-            next?.resume()
-        }
-        return try await body()
-    }
-}
-
-/// One SQLiteNIO connection as `SQLQuerying`: values in and out as `SQLValue`.
-final class SQLiteStatements: SQLQuerying {
-    private let connection: SQLiteConnection
-
-    /// `readOnly`: the connection refuses to write (`query_only`).
-    init(path: String, readOnly: Bool = false) async throws {
-        connection = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "flaphub.sqlite"))
-        do {
-            // The busy timeout replaces SQLiteNIO's wait-forever busy handler: a file held by
-            // another writer for 5 s is an error, not a hang.
-            let mode = readOnly ? ["PRAGMA query_only = ON"] : ["PRAGMA journal_mode = WAL", "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL"]
-            for pragma in ["PRAGMA busy_timeout = 5000"] + mode {
-                _ = try await connection.query(pragma, [])
-            }
-        } catch {
-            try? await connection.close()
-            throw error
+            if let now { c.resume(returning: now) }
         }
     }
 
-    /// A connection no one holds is closed on the thread pool (the close keeps it until then).
-    deinit { _ = connection.close() as EventLoopFuture<Void> }
-
-    @discardableResult
-    func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
-        let binds: [SQLiteData] = parameters.map {
-            switch $0 {
-            case .int(let v): .integer(Int(v))
-            case .double(let v): .float(v)
-            case .text(let v): .text(v)  // bound with its length: every byte, NULs too
-            case .null: .null
-            }
+    func resume(_ turn: Turn) {
+        let waiter = state.withLock { s in
+            s.turn = turn
+            defer { s.waiter = nil }
+            return s.waiter
         }
-        return try await connection.query(sql, binds).map { row in
-            row.columns.map { column in
-                switch column.data {
-                case .integer(let v): .int(Int64(v))
-                case .float(let v): .double(v)
-                case .text(let v): .text(v)
-                case .blob(let b): .text(String(buffer: b))
-                case .null: .null
-                }
-            }
-        }
+        waiter?.resume(returning: turn)
     }
 }
+
