@@ -112,13 +112,17 @@ public final class ScriptedController: @unchecked Sendable {
 
     private func serve() {
         var index = 0
+        var scripted: Set<UInt16> = []
         PeerFrames.read(master, running: { running.load(ordering: .relaxed) }, stopAtEnd: false, quiet: { quiet.add(1, ordering: .relaxed) }) { body in
             guard body.count >= 4 else { return }
             let frame = Received(type: body[1], nonce: UInt16(body[2]) | UInt16(body[3]) << 8, payload: Array(body[4...]))
             received.withLock { $0.append(frame) }
-            // The script is of the frames other than STATUS, which is always answered.
-            let answer = frame.type == 0x13 ? .answer : index < script.count ? script[index] : .answer
-            if frame.type != 0x13 { index += 1 }
+            // The script is of the distinct frames other than STATUS, which is always answered;
+            // a frame sent again (its nonce seen: the host's retry — under load, of one whose
+            // answer was only late) is always answered and takes no step of the script.
+            let first = frame.type != 0x13 && scripted.insert(frame.nonce).inserted
+            let answer = first && index < script.count ? script[index] : .answer
+            if first { index += 1 }
             guard answer != .drop else { return }
             if frame.type == 0x01 {
                 send(0x81, nonce: frame.nonce, [1, UInt8(modules & 255), UInt8(modules >> 8), led ? 1 : 0, 0], corrupt: answer == .corrupt)
