@@ -73,7 +73,7 @@ public enum CalibrationRoutes {
 
     static func handle(_ request: LocalHTTPServer.Request, session: CalibrationSession) async -> LocalHTTPServer.Response {
         if request.method == .GET { return LocalAPI.json(200, Reply(session: session.status)) }
-        guard request.method == .POST else { return LocalAPI.json(405, ["error": "\(request.method) is not allowed on \(path)"]) }
+        guard request.method == .POST else { return LocalAPI.notAllowed(request, allow: [.GET, .POST]) }
         guard !request.tooLarge else { return LocalAPI.json(413, ["error": "body is larger than \(limits.maxBytes) bytes"]) }
         let command: Command
         switch parse(Array(request.body.readableBytesView)) {

@@ -27,8 +27,20 @@ public enum LocalAPI {
     }
     static let keyHeader = "X-Vestaboard-Local-Api-Key"
     static let enablementHeader = "X-Vestaboard-Local-Api-Enablement-Token"
-    /// The paths it serves; another method on one of them is 405, another path 404.
-    static let paths: Set = ["/status", "/metrics", "/home", "/selftest", "/local-api/message", "/local-api/enablement", CalibrationRoutes.path]
+    /// The paths it serves (the saved boards' apart: `SavedRoutes`), and the methods each
+    /// takes: another method is 405 naming them in `Allow` (RFC 9110 §15.5.6), another path 404.
+    static let methods: [String: [HTTPMethod]] = [
+        "/status": [.GET], "/metrics": [.GET], "/home": [.POST], "/selftest": [.GET, .POST],
+        "/local-api/message": [.GET, .POST], "/local-api/enablement": [.POST], CalibrationRoutes.path: [.GET, .POST],
+        "/events": [.GET], "/local-api/preview": [.POST], "/quiet": [.POST],
+    ].merging(WebRoutes.assets.mapValues { _ in [.GET] }) { own, _ in own }
+
+    /// 405: `request`'s method is not one of `allow`, which the answer names.
+    static func notAllowed(_ request: Request, allow: [HTTPMethod]) -> Response {
+        var response = json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
+        response.headers.append(("Allow", allow.map(\.rawValue).joined(separator: ", ")))
+        return response
+    }
     typealias Request = LocalHTTPServer.Request
     typealias Response = LocalHTTPServer.Response
 
@@ -69,13 +81,15 @@ public enum LocalAPI {
             case (_, let path) where SavedRoutes.owns(path):
                 guard let saved else { return json(404, ["error": "no saved boards here"]) }
                 return await SavedRoutes.handle(request, saved: saved, mailroom: mailroom, wall: wall, logger: logger)
-            case (.GET, "/events") where feed != nil: return WebRoutes.events(feed: feed!, wall: wall)
+            case (.GET, "/events"):
+                guard let feed else { return json(404, ["error": "no live board here (the web page's feed is off)"]) }
+                return WebRoutes.events(feed: feed, wall: wall)
             case (.POST, "/local-api/preview"): return WebRoutes.preview(request, mailroom: mailroom, wall: wall)
             case (.POST, "/quiet"): return await WebRoutes.quiet(request, mailroom: mailroom)
             case (.GET, "/local-api/message"): return json(200, ["message": wall.localCodes()])
             case (.POST, "/local-api/message"): return await post(request, mailroom: mailroom, wall: wall, logger: logger)
-            case (_, let path) where paths.contains(path) || WebRoutes.paths.contains(path) || WebRoutes.assets[path] != nil:
-                return json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
+            case (_, let path) where methods[path] != nil:
+                return notAllowed(request, allow: methods[path]!)
             default: return json(404, ["error": "no such path: \(request.path)"])
             }
         }
@@ -159,7 +173,7 @@ public enum LocalAPI {
     /// `POST /local-api/enablement`: with the configured token, the key — `{"message": "Local API
     /// enabled", "apiKey": …}` — as a Vestaboard answers a client's first run.
     static func enablement(_ request: Request, key: String?, token: String?, logger: Logger) -> Response {
-        guard request.method == .POST else { return json(405, ["error": "\(request.method) is not allowed on \(request.path)"]) }
+        guard request.method == .POST else { return notAllowed(request, allow: [.POST]) }
         guard let token, let key else {
             return json(404, ["error": "enablement is not configured (local_api.enablement_token); the key is in flapd's config"])
         }

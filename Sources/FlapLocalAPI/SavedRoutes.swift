@@ -50,8 +50,9 @@ public enum SavedRoutes {
         case (.POST, 2, "restore"):
             guard !request.tooLarge else { return LocalAPI.json(413, ["error": "body is larger than \(LocalAPI.maxBody) bytes"]) }
             return await restore(parts[0], body: Data(buffer: request.body), saved: saved, mailroom: mailroom, wall: wall, logger: logger)
-        case (_, 0...1, _), (_, 2, "restore"):
-            return LocalAPI.json(405, ["error": "\(request.method) is not allowed on \(request.path)"])
+        case (_, 0, _): return LocalAPI.notAllowed(request, allow: [.GET, .POST])
+        case (_, 1, _): return LocalAPI.notAllowed(request, allow: [.GET, .DELETE])
+        case (_, 2, "restore"): return LocalAPI.notAllowed(request, allow: [.POST])
         default: return LocalAPI.json(404, ["error": "no such path: \(request.path)"])
         }
     }

@@ -109,6 +109,11 @@ import Testing
             let answer = await handle(r)
             #expect(answer.status == status, "\(r.method) \(r.path) \(String(buffer: r.body)): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
         }
+        // A 405 names what the path takes (RFC 9110: Allow).
+        for (path, allow) in [("/saved", "GET, POST"), ("/saved/morning", "GET, DELETE"), ("/saved/morning/restore", "POST")] {
+            let answer = await handle(request(.PUT, path))
+            #expect(answer.status == 405 && answer.headers.first { $0.0 == "Allow" }?.1 == allow, "\(path): \(answer.headers)")
+        }
         #expect(await handle(request(.DELETE, "/saved/morning")).status == 204)
         #expect(await handle(request(.DELETE, "/saved/morning")).status == 404)
         let after = json(await handle(request(.GET, "/saved")))

@@ -49,7 +49,12 @@ import Testing
             let r = await answer(request(method, path, "{}", key: "wrong"))
             #expect(r.status == 401 && String(decoding: r.body, as: UTF8.self) == "Invalid API key", "\(path)")
         }
-        #expect(await answer(request(.POST, "/app.js")).status == 405)
+        // A 405 names what the path takes (RFC 9110: Allow).
+        for (method, path, allow) in [(HTTPMethod.POST, "/app.js", "GET"), (.DELETE, "/local-api/message", "GET, POST"), (.GET, "/quiet", "POST"),
+                                      (.PUT, "/selftest", "GET, POST"), (.GET, "/local-api/enablement", "POST")] {
+            let r = await answer(request(method, path))
+            #expect(r.status == 405 && r.headers.first { $0.0 == "Allow" }?.1 == allow, "\(method) \(path): \(r.status) \(r.headers)")
+        }
         let selftest = await answer(request(.POST, "/selftest"))
         #expect(selftest.status == 409 && String(decoding: selftest.body, as: UTF8.self).contains("no module to turn"))
         let calibration = await answer(request(.GET, "/calibration"))

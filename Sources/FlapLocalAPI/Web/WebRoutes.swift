@@ -18,8 +18,6 @@ enum WebRoutes {
         "/calibrate.js": ("text/javascript; charset=utf-8", WebAssets.calibrate),
         "/app.css": ("text/css; charset=utf-8", WebAssets.style),
     ]
-    /// The paths behind the key.
-    static let paths: Set = ["/events", "/local-api/preview", "/quiet"]
     typealias Response = LocalHTTPServer.Response
 
     /// An asset, if the request asks for one.
