@@ -46,9 +46,8 @@ extension HubStore {
 
     /// Throws the 429 (with when to try again) when the sender has sent `perHour` in the hour
     /// before `now`. One row is read, however many there are: the `perHour`-th latest send of
-    /// the hour — the one whose hour ends first among the last `perHour`.
+    /// the hour — the one whose hour ends first among the last `perHour` (at least 1: the config's bound).
     static func checkLimit(of sender: String, now: Double, perHour: Int, in db: any SQLQuerying) async throws {
-        guard perHour > 0 else { throw HubError(429, "no messages may be sent (messages_per_hour is 0)", retryAfter: 3600) }
         let rows = try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
                                       [.text(sender), .double(now - 3600), .int(Int64(perHour - 1))])
         guard let at = rows.first?.first?.double else { return }

@@ -32,18 +32,10 @@ import TestWaits
         let (db, path) = try await database()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let before = db.batches.load(ordering: .relaxed)
-        let (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
-        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let first = Held()
         let results = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
-            group.addTask {
-                try await db.transaction { c in
-                    enteredSignal.yield()
-                    for await _ in release { break }
-                    try await c.query("INSERT INTO t(n) VALUES(0)", [])
-                }
-                return (0, true)
-            }
-            for await _ in entered { break }
+            group.addTask { try await first.run(db, 0); return (0, true) }
+            await first.begun()
             for n in 1...40 {
                 group.addTask {
                     do {
@@ -57,7 +49,7 @@ import TestWaits
             }
             // The 40 are queued behind the first (nothing else can take the gate it holds).
             #expect(await eventually { db.queued == 40 })
-            releaseSignal.yield()
+            first.releaseSignal.yield()
             return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
         }
         #expect(results.count == 41 && results.filter { !$0.value }.map(\.key) == [17])

@@ -3,8 +3,10 @@ import NIOPosix
 import Synchronization
 
 /// One SQLite database file (the default store), through Debian's libsqlite3 (`SQLiteHandle`):
-/// what may wait (a lock another process holds, the disk) runs on NIO's thread pool, never on an
-/// event loop. One writer connection, and one batch of work on it at a time (group commit, below):
+/// what waits long (a batch's `BEGIN IMMEDIATE` on another process's lock, its `COMMIT` on the
+/// disk) runs on NIO's thread pool, never on an event loop; a batch's statements and the reads
+/// run where their caller runs (a read waits at most 1 s, for a crashed process's file to be
+/// recovered). One writer connection, and one batch of work on it at a time (group commit, below):
 /// SQLite writes one at a time anyway, and so no statement of this process ever waits on a lock
 /// this process holds — a thread of the pool spent waiting could be the one the lock's holder
 /// needs. Other processes (`flaphub user add` beside `flaphub serve`) wait up to the 5 s busy
