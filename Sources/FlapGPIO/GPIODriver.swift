@@ -369,7 +369,7 @@ public final class GPIODriver: MovePlanSink, @unchecked Sendable {
         if !stepping.isEmpty {
             if !enabled { out += engine.enable(true, modules: Array(pending.indices)); enabled = true }
             out += engine.step(stepping)
-            stepWrite = out.count - 1  // a chain's motors move at its latch, the last write
+            stepWrite = out.count - 1 - engine.writesAfterTheMove  // a chain's motors move as its latch rises
             if case .stepDir(let s) = engine.wiring.kind {
                 pulses += stepping.map { (now + s.pulseNanos, $0) }
             }

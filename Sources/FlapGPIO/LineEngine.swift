@@ -73,6 +73,14 @@ public struct LineEngine: Sendable {
         }
     }
 
+    /// How many of `step`'s writes come after the one that moves the motors: a chain of
+    /// 74HC595s moves them on LATCH's rising edge, then lowers LATCH (1); every other kind moves
+    /// them with its one write (0). The step journal marks the places in flight around that write.
+    public var writesAfterTheMove: Int {
+        if case .shiftChain = wiring.kind { return 1 }
+        return 0
+    }
+
     /// STEP/DIR: these modules' STEP lines go back to inactive.
     public mutating func endPulse(_ modules: [Int]) -> [[Bool]] {
         guard case .stepDir(let s) = wiring.kind else { return [] }

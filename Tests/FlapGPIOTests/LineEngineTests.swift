@@ -59,6 +59,22 @@ import Testing
         let off = simulate595(writes + e.release([0, 1]), data: 0, clock: 1, latch: 2, bits: 24)
         #expect(!off.contains(true))
     }
+
+    /// The write a step's motors move at is the one the step journal marks in flight around
+    /// (CI of stop 52: a kill after the latch rose and before the last write, which lowers it,
+    /// left the journal a step behind the motors on every module of a chain).
+    @Test func theWriteThatMovesTheMotorsIsTheOneTheEngineNames() {
+        let chain = GPIOWiring.ShiftChain(data: 10, clock: 11, latch: 8, bitsPerModule: 8, order: [1, 0])
+        var e = LineEngine(wiring: GPIOWiring(chip: "c", kind: .shiftChain(chain)), modules: 2)
+        let writes = e.step([0])
+        let moves = writes.count - 1 - e.writesAfterTheMove
+        let q = { (n: Int) in self.simulate595(Array(writes[..<n]), data: 0, clock: 1, latch: 2, bits: 16) }
+        #expect(!q(moves).contains(true), "before the named write the outputs are as they were")
+        #expect(q(moves + 1) == q(writes.count), "the named write moves them: the rest changes nothing")
+        #expect(q(writes.count).contains(true))
+        let wiring = GPIOWiring(chip: "c", kind: .unipolar(coils: [[1, 2, 3, 4]], halfStep: false))
+        #expect(LineEngine(wiring: wiring, modules: 1).writesAfterTheMove == 0)
+    }
 }
 
 @Suite struct LibgpiodTests {
