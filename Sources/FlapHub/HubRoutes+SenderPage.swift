@@ -62,9 +62,10 @@ extension Hub {
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
         var previews: [Preview] = []
         for name in sending.recipients {
-            guard let (to, _, friends) = try await store.recipient(name, of: me.id), friends else {
+            guard let recipient = try await store.recipient(name, of: me.id), recipient.friends else {
                 previews.append(Preview(recipient: name, problem: "not a friend")); continue
             }
+            let to = recipient.user
             let face = try await store.face(of: to.id)
             guard let area = (face ?? .assumed).area(senderID: me.id, username: me.username),
                   let (zone, mapper) = BoardFace.composing(area) else {

@@ -60,8 +60,8 @@ extension Hub {
         let write = try VestaboardWrite.read(Array(buffer: body))
         guard let board = try await store.user(token.userID) else { throw HubError(401, "Invalid token") }
         let t = now()
-        let m = try await message(from: board, to: board.id, content: write.content, type: write.type, at: t, unlockAt: nil,
-                                  options: MessageOptions(forced: write.forced ? true : nil))
+        let m = message(from: board, to: board.id, content: write.content, type: write.type, at: t, unlockAt: nil,
+                        options: MessageOptions(forced: write.forced ? true : nil), transition: try await store.transition(of: board.id))
         try await storeAndPush([m], by: board, at: t)
         return try reply(201, WriteAnswer(id: m.id, created: Int64(t * 1000)))
     }

@@ -67,26 +67,27 @@ extension Hub {
         var results: [HubReply.Sent.Outcome] = []
         var stored: [HubStore.Message] = []
         for name in recipients {
-            guard let (to, blocked, friends) = try await store.recipient(name, of: me.id) else {
+            guard let to = try await store.recipient(name, of: me.id) else {
                 results.append(.refused(name, "no such user")); continue
             }
-            if blocked { results.append(.refused(name, "blocked")); continue }
-            guard friends else { results.append(.refused(name, "not a friend")); continue }
-            let m = try await message(from: me, to: to.id, content: content, type: type, at: t, unlockAt: unlockAt, options: sending.options)
+            if to.blocks { results.append(.refused(name, "blocked")); continue }
+            guard to.friends else { results.append(.refused(name, "not a friend")); continue }
+            let m = message(from: me, to: to.user.id, content: content, type: type, at: t, unlockAt: unlockAt, options: sending.options,
+                            transition: to.transition)
             stored.append(m)
-            results.append(.init(recipient: name, recipientID: to.id, status: .sent, messageID: m.id))
+            results.append(.init(recipient: name, recipientID: to.user.id, status: .sent, messageID: m.id))
         }
         guard !stored.isEmpty else { return HubReply.response(.forbidden, HubReply.Sent(error: "no recipient could take the message", results: results)) }
         try await storeAndPush(stored, by: me, at: t)
         return HubReply.response(.created, HubReply.Sent(results: results))
     }
 
-    /// A new message of `sender` to `recipient`, with the recipient board's transition (as its
+    /// A new message of `sender` to `recipient`, with the recipient board's `transition` (as its
     /// owner set it through the Cloud API) unless `options` bring their own.
     func message(from sender: HubStore.User, to recipient: String, content: String, type: InboxMessage.ContentType, at t: Double,
-                 unlockAt: Double?, options: MessageOptions) async throws -> HubStore.Message {
+                 unlockAt: Double?, options: MessageOptions, transition: (transition: String, speed: String)?) -> HubStore.Message {
         var options = options
-        if options.transition == nil, let (transition, speed) = try await store.transition(of: recipient) {
+        if options.transition == nil, let (transition, speed) = transition {
             options.transition = TransitionFields(transition: transition, speed: speed)
         }
         return HubStore.Message(id: UUID().uuidString.lowercased(), senderID: sender.id, recipientID: recipient, content: content,

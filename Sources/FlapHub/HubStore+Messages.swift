@@ -2,6 +2,7 @@ import FlapCore
 import FlapHubInput
 import FlapMessages
 import Foundation
+import PostgresNIO
 
 extension HubStore {
     /// One message to one recipient, with its delivery.
@@ -51,13 +52,30 @@ extension HubStore {
         let rows = try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
                                       [.text(sender), .double(now - 3600), .int(Int64(perHour - 1))])
         guard let at = rows.first?.first?.double else { return }
-        throw HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, Int((at + 3600 - now).rounded(.up))))
+        throw limited(perHour, at: at, now: now)
+    }
+
+    /// The 429 of a sender whose send at `at` must leave the hour first.
+    static func limited(_ perHour: Int, at: Double, now: Double) -> HubError {
+        HubError(429, "at most \(perHour) messages an hour", retryAfter: max(1, Int((at + 3600 - now).rounded(.up))))
     }
 
     /// Stores one send of `messages` (one per recipient) unless the sender has sent `perHour`
     /// in the hour before `now`: then nothing is stored and the 429 says when to try again.
     /// Sends of one sender are counted one after another, in every instance on the database.
     public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int) async throws {
+        if let postgres = db as? PostgresDatabase {
+            // One statement: the schema's `flaphub_send` (HubSchema.v5) does what the transaction below does.
+            var b = PostgresBindings(capacity: 11)
+            b.append(sender); b.append(now); b.append(Int32(clamping: perHour))
+            b.append(messages.map(\.id)); b.append(messages.map(\.recipientID)); b.append(messages.map(\.content))
+            b.append(messages.map(\.contentType.rawValue)); b.append(messages.map(\.createdAt))
+            b.append(messages.map { $0.unlockAt ?? .nan }); b.append(messages.map(\.expiresAt))
+            b.append(messages.map { $0.options.isEmpty ? "" : $0.options.json() })
+            let rows = try await postgres.query(PostgresQuery(unsafeSQL: "SELECT flaphub_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", binds: b))
+            if let at = rows.first?.first?.double { throw Self.limited(perHour, at: at, now: now) }
+            return
+        }
         try await db.transaction(lock: "sends:" + sender) { db in
             try await Self.checkLimit(of: sender, now: now, perHour: perHour, in: db)
             for m in messages { try await Self.insert(m, into: db) }

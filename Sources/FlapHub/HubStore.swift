@@ -159,18 +159,30 @@ public final class HubStore: Sendable {
         try await unfriend(user, blocked)
     }
 
-    /// A recipient of `sender`'s message, by id or username, with whether they block the sender
-    /// and whether they are friends — one statement (a send asks it for every recipient).
-    public func recipient(_ idOrName: String, of sender: String) async throws -> (user: User, blocks: Bool, friends: Bool)? {
+    /// A recipient of `sender`'s message, by id or username: whether they block the sender,
+    /// whether they are friends, and the transition their board's owner set (Cloud API) — one
+    /// statement (a send asks it for every recipient).
+    public struct Recipient: Sendable {
+        public var user: User
+        public var blocks: Bool
+        public var friends: Bool
+        public var transition: (transition: String, speed: String)?
+    }
+
+    public func recipient(_ idOrName: String, of sender: String) async throws -> Recipient? {
         guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
         let rows = try await db.query("""
-            SELECT id, username, display_name,
-                   CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE user_id = users.id AND blocked_id = ?) THEN 1 ELSE 0 END,
-                   CASE WHEN EXISTS(SELECT 1 FROM friendships WHERE user_id = ? AND friend_id = users.id) THEN 1 ELSE 0 END
-            FROM users WHERE id = ? OR lower(username) = lower(?)
+            SELECT u.id, u.username, u.display_name,
+                   CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE user_id = u.id AND blocked_id = ?) THEN 1 ELSE 0 END,
+                   CASE WHEN EXISTS(SELECT 1 FROM friendships WHERE user_id = ? AND friend_id = u.id) THEN 1 ELSE 0 END,
+                   t.transition, t.speed
+            FROM users u LEFT JOIN board_transitions t ON t.user_id = u.id
+            WHERE u.id = ? OR lower(u.username) = lower(?)
             """, [.text(sender), .text(sender), .text(idOrName.lowercased()), .text(idOrName)])
-        return try rows.map { r in (User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), r[3].int == 1, r[4].int == 1) }
-            .min { Self.byName($0.user, $1.user) }
+        return try rows.map { r in
+            Recipient(user: User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), blocks: r[3].int == 1, friends: r[4].int == 1,
+                      transition: r[5].text.flatMap { transition in r[6].text.map { (transition, $0) } })
+        }.min { Self.byName($0.user, $1.user) }
     }
 
     public func blocks(_ user: String, _ other: String) async throws -> Bool {

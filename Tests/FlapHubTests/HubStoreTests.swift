@@ -204,9 +204,9 @@ func temporaryDatabase() -> String {
         // A second start changes nothing.
         #expect(try await HubStore(try await database()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
-            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 4)
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 5)
         } else {
-            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4])
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5])
         }
     }
 
@@ -217,7 +217,7 @@ func temporaryDatabase() -> String {
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()
         }
-        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4")
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5")
     }
 }
 
@@ -241,6 +241,39 @@ func temporaryDatabase() -> String {
         #expect(outcomes.filter { $0 }.count == 10)
         #expect(try await store.sends(by: a.id, now: 100).count == 10)
         #expect(try await store.db.query("SELECT count(*) FROM messages").first?.first?.int == 10)
+    }
+
+    /// A send stores every field of each recipient's copy as given — PostgreSQL's in one
+    /// statement (`flaphub_send`), SQLite's in a transaction: an unlock and options or none,
+    /// contents with the characters an array's text form quotes.
+    @Test(arguments: Engine.allCases) func aSendStoresEachCopyAsGiven(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (a, _) = try await store.addUser("a", now: 0)
+        let (b, _) = try await store.addUser("b", now: 0)
+        let (c, _) = try await store.addUser("c", now: 0)
+        var one = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: a.id, recipientID: b.id, content: #"{"a", NULL} \ ;$$"#,
+                                   contentType: .text, createdAt: 100, unlockAt: 150, expiresAt: 5000)
+        one.options = MessageOptions(transition: TransitionFields(strategy: "column"), arriveAt: 160, duration: 60, forced: true)
+        let two = HubStore.Message(id: UUID().uuidString.lowercased(), senderID: a.id, recipientID: c.id, content: "[[1,2]]",
+                                   contentType: .pattern, createdAt: 100, expiresAt: 6000)
+        try await store.send([one, two], by: a.id, now: 100, perHour: 2)
+        #expect(try await store.message(one.id, now: 101) == one)
+        #expect(try await store.message(two.id, now: 101) == two)
+        #expect(try await store.sends(by: a.id, now: 101) == [100])
+        try await store.send([two].map { var m = $0; m.id = UUID().uuidString.lowercased(); return m }, by: a.id, now: 200, perHour: 2)
+        await #expect(throws: HubError.self) { try await store.send([one], by: a.id, now: 300, perHour: 2) }
+        do {
+            try await store.send([one], by: a.id, now: 300, perHour: 2)
+        } catch let e as HubError {
+            #expect(e.status == 429 && e.retryAfter == 3400, "the send at 100 leaves the hour first: \(e)")
+        }
+        #expect(try await store.db.query("SELECT count(*) FROM messages").first?.first?.int == 3)
+    }
+
+    @Test func aMigrationSplitsAtSemicolonsOutsideDollarQuotes() {
+        let script = "CREATE TABLE t(a INT);\nCREATE FUNCTION f() RETURNS INT LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;\n  ;"
+        #expect(Migration.statements(script) == ["CREATE TABLE t(a INT)", "CREATE FUNCTION f() RETURNS INT LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$"])
+        #expect(Migration.statements("") == [])
     }
 
     @Test(arguments: Engine.allCases) func usernamesAreOneWhateverTheirCase(_ engine: Engine) async throws {

@@ -75,6 +75,10 @@ extension VestaboardTests {
         try await store.setTransition("drift", speed: "fast", of: board.id)
         #expect(try await store.transition(of: board.id).map { [$0.transition, $0.speed] } == ["drift", "fast"])
         #expect(try await store.transition(of: other.id) == nil)
+        // A send reads it with the recipient, in the same statement.
+        #expect(try await store.recipient(board.username, of: other.id)?.transition.map { [$0.transition, $0.speed] } == ["drift", "fast"])
+        let plain = try #require(try await store.recipient(other.id, of: board.id))
+        #expect(plain.user.id == other.id && plain.transition == nil)
     }
 
     @Test func aBoardsLayoutIsBounded() {

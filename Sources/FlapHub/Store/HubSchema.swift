@@ -12,7 +12,36 @@ enum HubSchema {
         Migration(version: 3, sqlite: v3(real: "REAL"), postgres: v3(real: "DOUBLE PRECISION")),
         // Vestaboard's Cloud and Read/Write APIs: tokens, what each board shows, its transition.
         Migration(version: 4, sqlite: v4(real: "REAL"), postgres: v4(real: "DOUBLE PRECISION")),
+        // PostgreSQL: a send in one statement (issue 37) — SQLite's sends are batched in-process.
+        Migration(version: 5, sqlite: "", postgres: v5),
     ]
+
+    /// `flaphub_send`: what `HubStore.send` does in a transaction, as one server-side function —
+    /// one round trip instead of six (BEGIN, the sender's lock, the hourly limit, the messages,
+    /// the send, COMMIT), and plans PL/pgSQL keeps. The same lock key as the transaction's
+    /// (`hashtext('sends:' || sender)`), so an instance of an older version counts beside it.
+    /// Returns NULL when stored, or the instant of the send whose hour must end first (nothing
+    /// stored: the 429). One entry per recipient in each array; an unlock of NaN and options
+    /// of '' are NULL (postgres-nio's arrays hold no NULL).
+    static let v5 = """
+        CREATE OR REPLACE FUNCTION flaphub_send(p_sender TEXT, p_now DOUBLE PRECISION, p_per_hour INTEGER,
+            p_ids TEXT[], p_recipients TEXT[], p_contents TEXT[], p_types TEXT[], p_created DOUBLE PRECISION[],
+            p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[])
+        RETURNS DOUBLE PRECISION LANGUAGE plpgsql AS $$
+        DECLARE full_at DOUBLE PRECISION;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(hashtext('sends:' || p_sender));
+            SELECT s.at INTO full_at FROM sends s WHERE s.sender_id = p_sender AND s.at > p_now - 3600
+                ORDER BY s.at DESC LIMIT 1 OFFSET p_per_hour - 1;
+            IF full_at IS NOT NULL THEN RETURN full_at; END IF;
+            INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, options)
+                SELECT m.id, p_sender, m.recipient, m.content, m.kind, m.created, NULLIF(m.unlock, 'NaN'), m.expires, NULLIF(m.options, '')
+                FROM unnest(p_ids, p_recipients, p_contents, p_types, p_created, p_unlocks, p_expires, p_options)
+                    AS m(id, recipient, content, kind, created, unlock, expires, options);
+            INSERT INTO sends(sender_id, at) VALUES(p_sender, p_now);
+            RETURN NULL;
+        END $$
+        """
 
     private static func v4(real: String) -> String {
         """

@@ -39,9 +39,16 @@ public final class PostgresDatabase: SQLDatabase {
 
     @discardableResult
     public func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
+        try await query(Self.statement(sql, parameters))
+    }
+
+    /// One statement as postgres-nio writes it (binds of any type it encodes: arrays), bounded
+    /// and its failures said as `query`'s are.
+    @discardableResult
+    func query(_ statement: PostgresQuery) async throws -> [[SQLValue]] {
         let (client, logger) = (client, logger)
         return try await Self.bounded(deadline) {
-            try await Self.unavailable { try await client.withConnection { try await Connection(connection: $0, logger: logger).query(sql, parameters) } }
+            try await Self.unavailable { try await client.withConnection { try await Connection(connection: $0, logger: logger).query(statement) } }
         }
     }
 
@@ -101,9 +108,7 @@ public final class PostgresDatabase: SQLDatabase {
             try await c.query("CREATE TABLE IF NOT EXISTS flaphub_schema(version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
             let current = try await c.query("SELECT coalesce(max(version), 0) FROM flaphub_schema").first?.first?.int ?? 0
             for m in migrations where m.version > current {
-                for statement in m.postgres.split(separator: ";") where !statement.allSatisfy(\.isWhitespace) {
-                    try await c.query(String(statement))
-                }
+                for statement in Migration.statements(m.postgres) { try await c.query(statement) }
                 try await c.query("INSERT INTO flaphub_schema(version, applied_at) VALUES(?, ?)",
                                   [.int(Int64(m.version)), .double(Date().timeIntervalSince1970)])
                 logger.notice("database schema now version \(m.version)")
@@ -140,7 +145,11 @@ public final class PostgresDatabase: SQLDatabase {
         let logger: Logger
         @discardableResult
         func query(_ sql: String, _ parameters: [SQLValue]) async throws -> [[SQLValue]] {
-            let (connection, logger, statement) = (connection, logger, PostgresDatabase.statement(sql, parameters))
+            try await query(PostgresDatabase.statement(sql, parameters))
+        }
+
+        func query(_ statement: PostgresQuery) async throws -> [[SQLValue]] {
+            let (connection, logger) = (connection, logger)
             let result = try await connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
                 guard !connection.isClosed else {
                     return connection.eventLoop.makeFailedFuture(DatabaseUnavailable(cause: "the connection had closed"))

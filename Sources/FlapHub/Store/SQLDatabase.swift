@@ -1,4 +1,5 @@
 import FlapHubInput
+import Foundation
 /// A value in or out of a SQL database.
 public enum SQLValue: Hashable, Sendable {
     case int(Int64), double(Double), text(String), null
@@ -61,6 +62,25 @@ public struct Migration: Sendable {
     public var version: Int
     public var sqlite: String
     public var postgres: String
+
+    /// The statements of a script, split at its semicolons — but not inside a `$$`-quoted body
+    /// (a PL/pgSQL function's), which holds semicolons of its own.
+    static func statements(_ script: String) -> [String] {
+        var all: [String] = [], current = "", quoted = false
+        var rest = Substring(script)
+        while let c = rest.first {
+            if rest.hasPrefix("$$") {
+                quoted.toggle()
+                current += "$$"
+                rest = rest.dropFirst(2)
+                continue
+            }
+            rest = rest.dropFirst()
+            if c == ";" && !quoted { all.append(current); current = "" } else { current.append(c) }
+        }
+        all.append(current)
+        return all.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
 }
 
 /// The database could not answer (down, unreachable, too slow): the request may be tried again.

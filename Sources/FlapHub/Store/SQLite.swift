@@ -164,16 +164,10 @@ public final class SQLiteDatabase: SQLDatabase {
         let current = try await query("PRAGMA user_version", []).first?.first?.int ?? 0
         for m in migrations where m.version > current {
             try await transaction { db in
-                for statement in Self.statements(m.sqlite) { try await db.query(statement, []) }
+                for statement in Migration.statements(m.sqlite) { try await db.query(statement, []) }
                 try await db.query("PRAGMA user_version = \(m.version)", [])
             }
         }
-    }
-
-    /// The statements of a migration's script, split at its semicolons (the schema's statements
-    /// hold no semicolon of their own).
-    static func statements(_ script: String) -> [String] {
-        script.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 }
 
