@@ -95,12 +95,13 @@ extension Hub {
     }
 
     /// Stores a send (its hourly limit counted in the same transaction: `HubStore.send`), then
-    /// pushes `message.new` to each recipient.
+    /// pushes `message.new` to each recipient: the other instances are told by the send itself
+    /// (its notifications go with its commit), this one's connections once it is stored.
     func storeAndPush(_ messages: [HubStore.Message], by sender: HubStore.User, at t: Double) async throws {
-        try await store.send(messages, by: sender.id, now: t, perHour: limits.messagesPerHour)
-        for m in messages {
-            try await publish(.newMessage(id: m.id, recipient: m.recipientID, frame: WireFrame.new(HubStore.api(m, sender: sender)).text))
-        }
+        let events = messages.map { RelayEvent.newMessage(id: $0.id, recipient: $0.recipientID, frame: WireFrame.new(HubStore.api($0, sender: sender)).text) }
+        try await store.send(messages, by: sender.id, now: t, perHour: limits.messagesPerHour,
+                             notifying: relay.map { relay in (PostgresRelay.channel, events.map(relay.payload)) })
+        for event in events { await relayed(event) }
     }
 
     func apiMessages(_ messages: [HubStore.Message]) async throws -> [APIMessage] {

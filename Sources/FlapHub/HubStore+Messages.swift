@@ -63,16 +63,19 @@ extension HubStore {
     /// Stores one send of `messages` (one per recipient) unless the sender has sent `perHour`
     /// in the hour before `now`: then nothing is stored and the 429 says when to try again.
     /// Sends of one sender are counted one after another, in every instance on the database.
-    public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int) async throws {
+    /// On PostgreSQL, `notifying` payloads are sent on its channel as the send commits.
+    public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int,
+                     notifying: (channel: String, payloads: [String])? = nil) async throws {
         if let postgres = db as? PostgresDatabase {
             // One statement: the schema's `flaphub_send` (HubSchema.v5) does what the transaction below does.
-            var b = PostgresBindings(capacity: 11)
+            var b = PostgresBindings(capacity: 13)
             b.append(sender); b.append(now); b.append(Int32(clamping: perHour))
             b.append(messages.map(\.id)); b.append(messages.map(\.recipientID)); b.append(messages.map(\.content))
             b.append(messages.map(\.contentType.rawValue)); b.append(messages.map(\.createdAt))
             b.append(messages.map { $0.unlockAt ?? .nan }); b.append(messages.map(\.expiresAt))
             b.append(messages.map { $0.options.isEmpty ? "" : $0.options.json() })
-            let rows = try await postgres.query(PostgresQuery(unsafeSQL: "SELECT flaphub_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", binds: b))
+            b.append(notifying?.channel ?? ""); b.append(notifying?.payloads ?? [])
+            let rows = try await postgres.query(PostgresQuery(unsafeSQL: "SELECT flaphub_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", binds: b))
             if let at = rows.first?.first?.double { throw Self.limited(perHour, at: at, now: now) }
             return
         }

@@ -4,6 +4,8 @@ import FlapMessages
 import Foundation
 import Logging
 import PostgresTesting
+import Synchronization
+import TestWaits
 import Testing
 @testable import FlapHub
 
@@ -268,6 +270,29 @@ func temporaryDatabase() -> String {
             #expect(e.status == 429 && e.retryAfter == 3400, "the send at 100 leaves the hour first: \(e)")
         }
         #expect(try await store.db.query("SELECT count(*) FROM messages").first?.first?.int == 3)
+    }
+
+    /// On PostgreSQL a send's notifications go out with its commit, and a send the limit
+    /// refuses sends none.
+    @Test func aSendOnPostgreSQLNotifiesAsItCommits() async throws {
+        let store = try await Engine.postgres.store()
+        let db = try #require(store.db as? PostgresDatabase)
+        let (a, _) = try await store.addUser("a", now: 0)
+        let (b, _) = try await store.addUser("b", now: 0)
+        let heard = Mutex<[String]>([])
+        let listening = AsyncStream<Void>.makeStream()
+        let listener = Task {
+            try await db.listen("test_sends", started: { listening.continuation.yield() }, receive: { p in heard.withLock { $0.append(p) } })
+        }
+        defer { listener.cancel() }
+        for await _ in listening.stream { break }
+        let m = { (i: Int) in HubStore.Message(id: UUID().uuidString.lowercased(), senderID: a.id, recipientID: b.id, content: "M\(i)",
+                                               contentType: .text, createdAt: 100, expiresAt: 1e12) }
+        try await store.send([m(1)], by: a.id, now: 100, perHour: 1, notifying: ("test_sends", ["one", "two"]))
+        await #expect(throws: HubError.self) { try await store.send([m(2)], by: a.id, now: 101, perHour: 1, notifying: ("test_sends", ["refused"])) }
+        try await store.send([m(3)], by: b.id, now: 102, perHour: 1, notifying: ("test_sends", ["three"]))
+        #expect(await eventually { heard.withLock { $0.count } >= 3 })
+        #expect(heard.withLock { $0 } == ["one", "two", "three"])
     }
 
     @Test func aMigrationSplitsAtSemicolonsOutsideDollarQuotes() {

@@ -42,10 +42,13 @@ final class PostgresRelay: Sendable {
         self.logger = logger
     }
 
-    /// Tells the other instances (`origin event`).
+    /// Tells the other instances.
     func publish(_ event: RelayEvent) async throws {
-        try await database.notify(Self.channel, origin + " " + event.json)
+        try await database.notify(Self.channel, payload(event))
     }
+
+    /// What a notification of `event` holds: `origin event`.
+    func payload(_ event: RelayEvent) -> String { origin + " " + event.json }
 
     /// Hears every instance's events until cancelled; `gap` when some may have been missed.
     func listen(receive: @escaping @Sendable (RelayEvent) async -> Void, gap: @escaping @Sendable () async -> Void) async {

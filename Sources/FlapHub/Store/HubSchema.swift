@@ -18,15 +18,17 @@ enum HubSchema {
 
     /// `flaphub_send`: what `HubStore.send` does in a transaction, as one server-side function —
     /// one round trip instead of six (BEGIN, the sender's lock, the hourly limit, the messages,
-    /// the send, COMMIT), and plans PL/pgSQL keeps. The same lock key as the transaction's
+    /// the send, COMMIT) and one more for each recipient's notification to the other instances
+    /// (`p_payloads` on `p_channel`, sent at the commit: an event for a message never stored is
+    /// never sent); and plans PL/pgSQL keeps. The same lock key as the transaction's
     /// (`hashtext('sends:' || sender)`), so an instance of an older version counts beside it.
     /// Returns NULL when stored, or the instant of the send whose hour must end first (nothing
-    /// stored: the 429). One entry per recipient in each array; an unlock of NaN and options
-    /// of '' are NULL (postgres-nio's arrays hold no NULL).
+    /// stored or sent: the 429). One entry per recipient in each message array; an unlock of
+    /// NaN and options of '' are NULL (postgres-nio's arrays hold no NULL).
     static let v5 = """
         CREATE OR REPLACE FUNCTION flaphub_send(p_sender TEXT, p_now DOUBLE PRECISION, p_per_hour INTEGER,
             p_ids TEXT[], p_recipients TEXT[], p_contents TEXT[], p_types TEXT[], p_created DOUBLE PRECISION[],
-            p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[])
+            p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[], p_channel TEXT, p_payloads TEXT[])
         RETURNS DOUBLE PRECISION LANGUAGE plpgsql AS $$
         DECLARE full_at DOUBLE PRECISION;
         BEGIN
@@ -39,6 +41,7 @@ enum HubSchema {
                 FROM unnest(p_ids, p_recipients, p_contents, p_types, p_created, p_unlocks, p_expires, p_options)
                     AS m(id, recipient, content, kind, created, unlock, expires, options);
             INSERT INTO sends(sender_id, at) VALUES(p_sender, p_now);
+            PERFORM pg_notify(p_channel, n.payload) FROM unnest(p_payloads) AS n(payload);
             RETURN NULL;
         END $$
         """
