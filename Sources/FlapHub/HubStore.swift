@@ -7,6 +7,9 @@ import Foundation
 /// sends of the last hour (the rate limit). Times are seconds since 1970.
 public final class HubStore: Sendable {
     public let db: any SQLDatabase
+    /// Users by the hash of their own token, as read (`user(token:)`): a send's first statement
+    /// saved.
+    let ownTokens = OwnTokens()
 
     /// A store in `db`, its schema brought to the newest version first.
     public init(_ db: any SQLDatabase) async throws {
@@ -62,11 +65,22 @@ public final class HubStore: Sendable {
         return "fh_" + (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &g)) }.joined()
     }
 
-    /// The user of a bearer token: their own token, or a session a sign-in link opened.
+    /// The user of a bearer token: their own token, or a session a sign-in link opened. A user's
+    /// own token is read from the database once (it and the user never change: no route renames
+    /// a user or changes a token) and then from `ownTokens`; a session's every time, since a
+    /// session ends (sign-out, expiry, in any instance).
     public func user(token: String, now: Double = Date().timeIntervalSince1970) async throws -> User? {
-        let hash = SQLValue.text(TokenHash.hex(token))
-        return try await users("WHERE token_hash = ? OR id IN (SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?)",
-                               [hash, hash, .double(now)]).first
+        let hex = TokenHash.hex(token)
+        if let known = ownTokens.user(hex) { return known }
+        let hash = SQLValue.text(hex)
+        let rows = try await db.query("""
+            SELECT id, username, display_name, CASE WHEN token_hash = ? THEN 1 ELSE 0 END FROM users
+            WHERE token_hash = ? OR id IN (SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?)
+            """, [hash, hash, hash, .double(now)])
+        let found = try rows.map { (user: User(id: try $0.text(0), username: try $0.text(1), displayName: $0[2].text), own: $0[3].int == 1) }
+            .min { Self.byName($0.user, $1.user) }
+        if let found, found.own { ownTokens.keep(hex, found.user) }
+        return found?.user
     }
 
     public func user(named name: String) async throws -> User? {

@@ -36,6 +36,34 @@ import Testing
         #expect(try await store.db.query("SELECT count(*) FROM sign_in_links").first?.first?.int == 0)
     }
 
+    /// Issue 37, item 2: a user's own token is read from the database once (a send's first
+    /// statement saved); a session's every time, so that one ended elsewhere (another instance's
+    /// sign-out, a row deleted) ends here at once. Each is shown by a row deleted by hand: the
+    /// user of an own token already read is still known; a session's is not.
+    @Test(arguments: Engine.allCases) func anOwnTokenIsReadOnceASessionEveryTime(_ engine: Engine) async throws {
+        let store = try await engine.store()
+        let (alice, own) = try await store.addUser("alice", now: 1)
+        let code = try await store.newSignInLink(for: alice.id, now: 100, seconds: 60)
+        let session = try #require(try await store.signIn(code: code, now: 110, seconds: 1000)?.token)
+        #expect(try await store.user(token: own, now: 200) == alice)
+        #expect(try await store.user(token: session, now: 200) == alice)
+        #expect(store.ownTokens.user(TokenHash.hex(own)) == alice && store.ownTokens.user(TokenHash.hex(session)) == nil,
+                "the own token kept, the session not")
+        try await store.db.query("DELETE FROM sessions")
+        try await store.db.query("DELETE FROM users")
+        #expect(try await store.user(token: session, now: 200) == nil, "a session is read every time")
+        #expect(try await store.user(token: own, now: 200) == alice, "an own token once")
+        #expect(try await store.user(token: "fh_unknown", now: 200) == nil)
+    }
+
+    @Test func theOwnTokensKeptAreBounded() {
+        let kept = OwnTokens(capacity: 2)
+        let users = (0..<3).map { HubStore.User(id: "u\($0)", username: "user\($0)") }
+        for (i, u) in users.enumerated() { kept.keep("h\(i)", u) }
+        #expect(kept.user("h2") == users[2], "the newest is kept")
+        #expect(kept.user("h0") == nil && kept.user("h1") == nil, "past the capacity it started again")
+    }
+
     @Test(arguments: Engine.allCases) func aBoardsFaceIsKeptAndTheNewestWins(_ engine: Engine) async throws {
         let store = try await engine.store()
         let (board, _) = try await store.addUser("board", now: 1)
