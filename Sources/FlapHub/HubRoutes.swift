@@ -112,9 +112,7 @@ extension Hub {
 
     /// Tells senders their messages reached a recipient's device.
     func delivered(_ messages: [HubStore.Message]) async throws {
-        for m in messages {
-            try await publish(.frame(user: m.senderID, text: WireFrame.delivered(messageID: m.id, recipientID: m.recipientID).text))
-        }
+        try await publish(messages.map { .frame(user: $0.senderID, text: WireFrame.delivered(messageID: $0.id, recipientID: $0.recipientID).text) })
     }
 
     /// The user of the request's bearer token, or 401.

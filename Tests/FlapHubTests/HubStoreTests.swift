@@ -287,8 +287,12 @@ func temporaryDatabase() -> String {
         try await store.send([m(1)], by: a.id, now: 100, perHour: 1, notifying: ("test_sends", ["one", "two"]))
         await #expect(throws: HubError.self) { try await store.send([m(2)], by: a.id, now: 101, perHour: 1, notifying: ("test_sends", ["refused"])) }
         try await store.send([m(3)], by: b.id, now: 102, perHour: 1, notifying: ("test_sends", ["three"]))
-        #expect(await eventually { heard.withLock { $0.count } >= 3 })
-        #expect(heard.withLock { $0 } == ["one", "two", "three"])
+        // Several events in one statement (a batch of deliveries), in order, as given — an
+        // array's quoting characters too; none for none.
+        try await db.notify("test_sends", ["four", #"{"a", NULL} \ ,"#, "six"])
+        try await db.notify("test_sends", [])
+        #expect(await eventually { heard.withLock { $0.count } >= 6 })
+        #expect(heard.withLock { $0 } == ["one", "two", "three", "four", #"{"a", NULL} \ ,"#, "six"])
     }
 
     @Test func aMigrationSplitsAtSemicolonsOutsideDollarQuotes() {

@@ -42,9 +42,9 @@ final class PostgresRelay: Sendable {
         self.logger = logger
     }
 
-    /// Tells the other instances.
-    func publish(_ event: RelayEvent) async throws {
-        try await database.notify(Self.channel, payload(event))
+    /// Tells the other instances, in order, in one statement.
+    func publish(_ events: [RelayEvent]) async throws {
+        try await database.notify(Self.channel, events.map(payload))
     }
 
     /// What a notification of `event` holds: `origin event`.
@@ -85,9 +85,12 @@ final class PostgresRelay: Sendable {
 extension Hub {
     /// Sends an event to every instance's connections (straight to this one's when it is alone).
     /// Passes an event to this instance's connections at once, then to the other instances.
-    func publish(_ event: RelayEvent) async throws {
-        await relayed(event)
-        if let relay { try await relay.publish(event) }
+    func publish(_ event: RelayEvent) async throws { try await publish([event]) }
+
+    /// `publish` of several events, in order: the other instances are told in one statement.
+    func publish(_ events: [RelayEvent]) async throws {
+        for event in events { await relayed(event) }
+        if let relay { try await relay.publish(events) }
     }
 
     /// An event from any instance, for the connections this one holds.

@@ -116,10 +116,13 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    /// Sends `payload` to every session that listens on `channel` (when the transaction, if
-    /// any, commits).
-    public func notify(_ channel: String, _ payload: String) async throws {
-        try await query("SELECT pg_notify(?, ?)", [.text(channel), .text(payload)])
+    /// Sends `payloads`, in order, to every session that listens on `channel`: one statement.
+    public func notify(_ channel: String, _ payloads: [String]) async throws {
+        guard !payloads.isEmpty else { return }
+        var binds = PostgresBindings(capacity: 2)
+        binds.append(channel)
+        binds.append(payloads)
+        try await query(PostgresQuery(unsafeSQL: "SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS n(p, i) ORDER BY i", binds: binds))
     }
 
     /// Calls `receive` with each notification on `channel`, on a connection of its own, until
