@@ -46,7 +46,7 @@ import Testing
         """
     }
 
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func flapdDrivesEachModuleKindOnTheKernelsGPIOSimulator() async throws {
         let dir = try scratchDirectory("flap-gpio-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -80,7 +80,7 @@ import Testing
     /// (hardware/sim/arm64-kit), plays the STEP/DIR case, checked as the x86_64 guest's is. The
     /// `virt` machine has a GPIO controller of its own, so the simulated chip is not gpiochip0:
     /// the guest writes its name into the config.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64 && Arm64Build.binary != nil && Arm64Build.sysroot != nil
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64 && Arm64Build.binary != nil && Arm64Build.sysroot != nil
                                                  && FileManager.default.isExecutableFile(atPath: "/usr/bin/qemu-system-aarch64"),
                                              "no aarch64 build here: `sudo packaging/build-arm64` makes one; qemu-system-arm boots it"))
     func theAarch64BuildDrivesStepDirOnAnArm64KernelsGPIOSimulator() async throws {
@@ -134,7 +134,7 @@ import Testing
     /// dead sensor it finds no pulse, tries again, and leaves the module faulty; a drum that
     /// loses a step is seen a step late at its magnet and given the step, and one calibrated
     /// through the API takes the offset it has, kept across a kill (issue 35).
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func homingFindsTheMagnetAndADeadSensorLeavesTheModuleFaulty() async throws {
         let dir = try scratchDirectory("flap-gpio-home")
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -14,7 +14,7 @@ import Testing
         "edge-3 1 line 1 rising 0", "inputs-end 10", "done",
     ]
 
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func theShimBehavesTheSameOnLibgpiodV1AndV2() async throws {
         let dir = try scratchDirectory("flap-shim")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -48,7 +48,7 @@ import Testing
     /// trixie's libgpiod 2.x — pkg-config pointed at the unpacked packages, a build folder of its
     /// own (`.build-v2`) — and run in the guest on gpio-sim: `flapgpio bench` writes the lines
     /// through v2 and a missing chip is named as on v1.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func flapGPIOBuiltAgainstLibgpiodV2DrivesTheSimulator() async throws {
         let dir = try scratchDirectory("flap-v2")
         defer { try? FileManager.default.removeItem(atPath: dir) }

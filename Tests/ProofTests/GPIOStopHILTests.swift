@@ -62,7 +62,7 @@ import Testing
     /// kernel recorded took each drum — before, the lines went on for hundreds of steps after
     /// the saved state was written. Then a restart and a new message: every drum's steps over
     /// both runs land it exactly on the new flap.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"),
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"),
           arguments: boards)
     func aStopMidTransitionLeavesEveryDrumWhereTheSavedStateSays(board: Board) async throws {
         // 80 steps on 40 flaps (2 a flip), 200 ms flips (the most a config takes): "+++" takes
@@ -114,7 +114,7 @@ import Testing
     /// 6c: SIGTERM mid-transition on a chain of three MAX7219s: the chain's last frame draws, on
     /// every device, the glyph the saved state says (drawn with flapd's LED font, which
     /// `GPIOHILTests` checks by hand), and the next message ends on its glyphs, drawn by hand.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aStopMidTransitionLeavesEveryLEDModuleOnTheSavedGlyph() async throws {
         // A frame of the chain is some 2,400 traced line writes: a message's frames overflow the
         // trace buffer, which keeps the newest. So each run's last 3,000 writes are recorded (a
@@ -149,7 +149,7 @@ import Testing
     /// 6c with 6b: SIGKILL at a random instant mid-transition on the MAX7219 chain, then a
     /// restart and a new message: the chain's last frame draws the new message's glyphs on every
     /// device, and the state saved at the end says the same.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func aKillMidTransitionThenARestartLandsEveryLEDModuleOnTheNewGlyph() async throws {
         // A starved guest can be killed after the transition has ended (stress-ng, da53684: the
         // chain's last frame was "+++"), which says nothing of a kill mid-transition: the scene
@@ -195,7 +195,7 @@ import Testing
     /// trace shows the step was not written (CI, stop 50: module 0 killed at 16 steps with 17
     /// in flight, 19 steps into the turn after the restart). The journal the kill left is read
     /// back: each module's place in it must be the steps the kernel traced.
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"),
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"),
           arguments: boards)
     func aKillMidFlipThenARestartLandsEveryDrumExactly(board: Board) async throws {
         let turn = board.killSteps, perFlap = board.killSteps / 40

@@ -11,7 +11,7 @@ import Glibc
 /// kernel, its 16550 driver) on /dev/ttyS1, whose other end is a unix socket here, where a
 /// scripted splitflap display reads the frames (with the independent decoder) and answers.
 @Suite struct SerialHILTests {
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func libserialportDrivesADisplayThroughAGuestUART() async throws {
         let dir = try scratchDirectory("flap-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }

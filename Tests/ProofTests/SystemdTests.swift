@@ -149,7 +149,7 @@ extension SystemdTests {
     /// the journal) — once with RLIMIT_NICE 0 (the message must show: the check can fail) and once
     /// with the unit's `LimitNICE=`. In a QEMU guest, where root may raise the limit (these
     /// machines' root lacks CAP_SYS_RESOURCE and cannot).
-    @Test(.timeLimit(.minutes(30)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
+    @Test(.timeLimit(.minutes(45)), .enabled(if: QEMUGuest.hostIsX86_64, "the QEMU guest is x86_64: runs on x86_64 hosts only"))
     func underTheUnitsLimitsDispatchNeverAsksForAPriorityItMayNotHave() async throws {
         // LimitNICE=+N / -N is a nice value (RLIMIT_NICE 20 − N); a bare number is the raw limit.
         let limit = try String(contentsOf: NotifiedDemo.unit, encoding: .utf8).split(separator: "\n")

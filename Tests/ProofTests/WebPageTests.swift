@@ -19,7 +19,7 @@ import Testing
         return venv.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(.timeLimit(.minutes(30))) func thePageShowsTheWallInARealBrowser() async throws {
+    @Test(.timeLimit(.minutes(45))) func thePageShowsTheWallInARealBrowser() async throws {
         let dir = try scratchDirectory("flap-web")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let python = try await Self.browserPython()
