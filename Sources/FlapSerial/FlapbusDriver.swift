@@ -47,7 +47,7 @@ public final class FlapbusDriver: MovePlanSink, Sendable {
     /// Where the controller says this board's `count` modules stand, asked before `start` (see
     /// `FlapbusLink.stillReport`): the flap of each module it reports normal (state 0) and still,
     /// nil for one that is not normal. Nil when no report came.
-    public func reported(count: Int, answerWithin: Double = 1, stillWithin: Double = 6) -> ReportedPositions? {
+    public func reported(count: Int, answerWithin: Double = StartReportWait.answer, stillWithin: Double = StartReportWait.still) -> ReportedPositions? {
         guard let all = link.stillReport(answerWithin: answerWithin, stillWithin: stillWithin) else { return nil }
         guard all.count >= firstModule + count else { return .otherCount(all.count) }
         let mine = all[firstModule..<(firstModule + count)]

@@ -71,7 +71,7 @@ public final class FlapbusLink: @unchecked Sendable {
     /// which does not say): a controller that sends none within `answerWithin` seconds is not
     /// waited for further; one whose modules turn is asked again until `stillWithin`. Nil when
     /// no such report came. Starts the link (a started link is left as it is).
-    public func stillReport(answerWithin: Double = 1, stillWithin: Double = 6) -> [Flapbus.ModuleStatus]? {
+    public func stillReport(answerWithin: Double = StartReportWait.answer, stillWithin: Double = StartReportWait.still) -> [Flapbus.ModuleStatus]? {
         start()
         return waitForStillReport(changed: changed, every: max(0.25, Double(retryNanos) / 1e9), answerWithin: answerWithin, stillWithin: stillWithin,
                                   ask: { shared.withLock { $0.outbox.append(.frame { Flapbus.status(nonce: $0) }) } },

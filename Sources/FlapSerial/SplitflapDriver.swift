@@ -44,7 +44,7 @@ public final class SplitflapDriver: MovePlanSink, @unchecked Sendable {
     /// this has not): the flap of each module it reports normal and still, nil for one homing,
     /// faulty or disabled. Nil when the display sent no report in which every module is still
     /// (see `SplitflapLink.stillReport`), or reported another number of modules than the board has.
-    public func reported(answerWithin: Double = 1, stillWithin: Double = 6) -> ReportedPositions? {
+    public func reported(answerWithin: Double = StartReportWait.answer, stillWithin: Double = StartReportWait.still) -> ReportedPositions? {
         link.start()
         guard let modules = link.stillReport(answerWithin: answerWithin, stillWithin: stillWithin) else { return nil }
         guard modules.count == targets.count else { return .otherCount(modules.count) }

@@ -67,7 +67,7 @@ public final class SplitflapLink: @unchecked Sendable {
     /// moving: a display that sends no report within `answerWithin` seconds is not waited for
     /// further, one whose modules are turning is asked again every retry interval until
     /// `stillWithin`. Nil when no such report came. The link must be started.
-    public func stillReport(answerWithin: Double = 1, stillWithin: Double = 6) -> [SplitflapProtocol.ModuleState]? {
+    public func stillReport(answerWithin: Double = StartReportWait.answer, stillWithin: Double = StartReportWait.still) -> [SplitflapProtocol.ModuleState]? {
         waitForStillReport(changed: changed, every: Double(retryNanos) / 1e9, answerWithin: answerWithin, stillWithin: stillWithin,
                            ask: { shared.withLock { $0.askState = true } },
                            report: { let c = counters; return (c.stateReports, c.modules.contains(where: \.moving) ? nil : c.modules) })
