@@ -1,5 +1,8 @@
 import EndToEndSupport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import TestWaits
 
@@ -18,14 +21,39 @@ import TestWaits
         await eventually { savedPositions(dir).map(condition) ?? false }
     }
 
-    /// `waitForSaved`, then `act` at once on the poll's own thread (a kill or a stop that must
-    /// come mid-transition: a test task resumed after a wait can wait seconds for a pool thread).
-    func whenSaved(_ dir: String, _ condition: @escaping @Sendable ([Int]) -> Bool, then act: @escaping @Sendable () -> Void) async -> Bool {
+    /// Posts `body` (when given), waits until the saved positions satisfy `condition`, then
+    /// `act` — all at once on one thread of its own (a kill or a stop that must come
+    /// mid-transition: a test task resumed after an `await` can wait many seconds for a pool
+    /// thread in a whole test run, and the transition, begun at the post, went on without it:
+    /// in a full `swift test` the kill came after its 11 s, and the test saw no module moving).
+    /// Whether the condition was seen, and the post's answer (its `flips`; nil for an answer not
+    /// 201 — then nothing was waited for).
+    func whenSaved(_ dir: String, posting body: String, port: Int, _ condition: @escaping @Sendable ([Int]) -> Bool,
+                   then act: @escaping @Sendable () -> Void) async -> (saved: Bool, flips: Int?) {
         await offPool {
+            guard let answer = Self.blockingPost(body, port: port) else { return (false, nil) }
             let saved = poll { savedPositions(dir).map(condition) ?? false }
             act()
-            return saved
+            return (saved, answer["flips"] as? Int ?? -1)
         }
+    }
+
+    /// POSTs a message to the local API and waits for the answer on the calling thread (not the
+    /// pool's: URLSession answers on a queue of its own); its JSON, nil unless 201.
+    static func blockingPost(_ body: String, port: Int) -> [String: Any]? {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/local-api/message")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body.utf8)
+        let answered = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var answer: [String: Any]?
+        URLSession.shared.dataTask(with: request) { data, response, _ in
+            if (response as? HTTPURLResponse)?.statusCode == 201, let data {
+                answer = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+            }
+            answered.signal()
+        }.resume()
+        answered.wait()
+        return answer
     }
 
     func post(_ body: String, port: Int) async throws -> [String: Any] {
@@ -74,10 +102,10 @@ import TestWaits
         // '+' is the last of 40 flaps: 39 flips on every module.
         let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
         let body = String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self)
-        #expect(try await post(body, port: port)["flips"] as? Int == 39 * 132)
         // Kill once the state file shows flaps on their way (it is saved every second while moving).
         let pid = first.pid
-        #expect(await whenSaved(dir, { $0.contains { $0 != 0 } }, then: { kill(pid, SIGKILL) }))
+        let killed = await whenSaved(dir, posting: body, port: port, { $0.contains { $0 != 0 } }, then: { kill(pid, SIGKILL) })
+        #expect(killed.saved && killed.flips == 39 * 132, "\(killed)")
         _ = await first.waitForExit()
         let journal = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/positions.bin"))).dropFirst(8).map(Int.init)
         #expect(journal.contains { $0 != 46 }, "killed mid-transition")
@@ -116,8 +144,9 @@ extension StateTests {
                                       "--config", try slowConfig(dir)])
         let port = try #require(await flapd.apiPort())
         let plus = Array(repeating: Array(repeating: 46, count: 22), count: 6)
-        _ = try await post(String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self), port: port)
-        #expect(await whenSaved(dir, { $0.contains { $0 != 0 } }, then: { flapd.terminate() }), "moving")
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: ["characters": plus]), as: UTF8.self)
+        let stopped = await whenSaved(dir, posting: body, port: port, { $0.contains { $0 != 0 } }, then: { flapd.terminate() })
+        #expect(stopped.saved && stopped.flips != nil, "moving: \(stopped)")
         #expect(await flapd.waitForExit() == 0)
         let line = flapd.stderr.split(separator: "\n").first { $0.contains("flips in progress finish first") }
         let count = line.flatMap { $0.split(separator: " ").compactMap { Int($0) }.first } ?? 0
