@@ -77,7 +77,7 @@ public final class HubStore: Sendable {
             SELECT id, username, display_name, CASE WHEN token_hash = ? THEN 1 ELSE 0 END FROM users
             WHERE token_hash = ? OR id IN (SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?)
             """, [hash, hash, hash, .double(now)])
-        let found = try rows.map { (user: User(id: try $0.text(0), username: try $0.text(1), displayName: $0[2].text), own: $0[3].int == 1) }
+        let found = try rows.map { (user: try Self.user(row: $0), own: $0[3].int == 1) }
             .min { Self.byName($0.user, $1.user) }
         if let found, found.own { ownTokens.keep(hex, found.user) }
         return found?.user
@@ -97,10 +97,11 @@ public final class HubStore: Sendable {
     public func allUsers() async throws -> [User] { try await users("", []) }
 
     func users(_ clause: String, _ parameters: [SQLValue]) async throws -> [User] {
-        try await db.query("SELECT id, username, display_name FROM users \(clause)", parameters).map {
-            User(id: try $0.text(0), username: try $0.text(1), displayName: $0[2].text)
-        }.sorted(by: Self.byName)
+        try await db.query("SELECT id, username, display_name FROM users \(clause)", parameters).map(Self.user(row:)).sorted(by: Self.byName)
     }
+
+    /// A user from a row that begins id, username, display name.
+    static func user(row: [SQLValue]) throws -> User { User(id: try row.text(0), username: try row.text(1), displayName: row[2].text) }
 
     /// Users in order of name, whatever the engine's collation.
     static func byName(_ a: User, _ b: User) -> Bool { (a.username.lowercased(), a.id) < (b.username.lowercased(), b.id) }

@@ -208,6 +208,25 @@ public func http(_ method: String, port: Int, path: String = "/local-api/message
     return ((response as! HTTPURLResponse).statusCode, try? JSONSerialization.jsonObject(with: data))
 }
 
+/// `http`, waited for on the calling thread (a plain thread's, as in `offPool`: URLSession answers
+/// on a queue of its own) — for what must follow the answer at once, without waiting for a thread
+/// of the concurrency pool. Status 0 when nothing answered.
+public func blockingHTTP(_ method: String, port: Int, path: String = "/local-api/message", body: Data? = nil,
+                         key: String? = nil) -> (status: Int, json: Any?) {
+    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+    request.httpMethod = method
+    request.httpBody = body
+    if let key { request.setValue(key, forHTTPHeaderField: "X-Vestaboard-Local-Api-Key") }
+    let answered = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var answer: (status: Int, json: Any?) = (0, nil)
+    URLSession.shared.dataTask(with: request) { data, response, _ in
+        answer = ((response as? HTTPURLResponse)?.statusCode ?? 0, data.flatMap { try? JSONSerialization.jsonObject(with: $0) })
+        answered.signal()
+    }.resume()
+    answered.wait()
+    return answer
+}
+
 /// The plain frames a flapd printed, each as its board lines (without the `|` borders).
 public func frames(in output: String) -> [[String]] {
     var result: [[String]] = []

@@ -1,8 +1,5 @@
 import EndToEndSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 import TestWaits
 
@@ -30,15 +27,7 @@ import TestWaits
             return (r.status, r.json as? [String: Any] ?? [:])
         }
         /// A GET answered as JSON, waited for on the calling thread (`eventually` polls off the pool).
-        @Sendable func get(_ path: String, port: Int) -> Any? {
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-            request.setValue("k", forHTTPHeaderField: "X-Vestaboard-Local-Api-Key")
-            let answered = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var body: Data?
-            URLSession.shared.dataTask(with: request) { data, _, _ in body = data; answered.signal() }.resume()
-            answered.wait()
-            return body.flatMap { try? JSONSerialization.jsonObject(with: $0) }
-        }
+        @Sendable func get(_ path: String, port: Int) -> Any? { blockingHTTP("GET", port: port, path: path, key: "k").json }
         func still(_ port: Int) async -> Bool {
             await eventually { ((get("/status", port: port) as? [String: Any])?["boards"] as? [[String: Any]])?.first?["moving"] as? Bool == false }
         }

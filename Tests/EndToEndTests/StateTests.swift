@@ -1,8 +1,5 @@
 import EndToEndSupport
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
 import TestWaits
 
@@ -31,29 +28,12 @@ import TestWaits
     func whenSaved(_ dir: String, posting body: String, port: Int, _ condition: @escaping @Sendable ([Int]) -> Bool,
                    then act: @escaping @Sendable () -> Void) async -> (saved: Bool, flips: Int?) {
         await offPool {
-            guard let answer = Self.blockingPost(body, port: port) else { return (false, nil) }
+            let answer = blockingHTTP("POST", port: port, body: Data(body.utf8))
+            guard answer.status == 201 else { return (false, nil) }
             let saved = poll { savedPositions(dir).map(condition) ?? false }
             act()
-            return (saved, answer["flips"] as? Int ?? -1)
+            return (saved, (answer.json as? [String: Any])?["flips"] as? Int ?? -1)
         }
-    }
-
-    /// POSTs a message to the local API and waits for the answer on the calling thread (not the
-    /// pool's: URLSession answers on a queue of its own); its JSON, nil unless 201.
-    static func blockingPost(_ body: String, port: Int) -> [String: Any]? {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/local-api/message")!)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body.utf8)
-        let answered = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var answer: [String: Any]?
-        URLSession.shared.dataTask(with: request) { data, response, _ in
-            if (response as? HTTPURLResponse)?.statusCode == 201, let data {
-                answer = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-            }
-            answered.signal()
-        }.resume()
-        answered.wait()
-        return answer
     }
 
     func post(_ body: String, port: Int) async throws -> [String: Any] {
