@@ -256,8 +256,13 @@ import Testing
         #expect(console.contains { $0.contains("board 'sim': a line of gpiochip0 among [0] is busy: another program (or a kernel driver) holds it") }, "\(qemu.stdout)")
         guard drums.count == 4 else { return }
         // From step 30: 50 steps to the magnet, 6 on to flap 0 (the calibrated offset), 6 more
-        // to C (flap 3, boundary round(3 · 80 / 40)).
-        #expect(drums[0]["pulses"] == 50 + 6 + 6 && drums[0]["at"] == 12, "\(drums[0])\n\(qemu.stdout)")
+        // to C (flap 3, boundary round(3 · 80 / 40)). A sensor read more than 6 steps late (a
+        // starved guest: the closing CI of 8217aac saw 7, and 142 pulses) finds the drum past
+        // the blank it homes to, and forward only it goes on round once — and says so.
+        let firstRun = console.drop { $0 != "FLAPD-EXIT busy 1" }.prefix { $0 != "FLAPD-EXIT homed 0" }
+        let firstWentRound = firstRun.contains { $0.contains("steps before the sensor was read, past the flap to land on: on round to it") }
+        if firstWentRound { print("GPIOHILTests: phase 1's homing went on round once: \(firstRun.first { $0.contains("on round to it") } ?? "")") }
+        #expect(drums[0]["pulses"] == 50 + (firstWentRound ? 80 : 0) + 6 + 6 && drums[0]["at"] == 12, "\(drums[0])\n\(qemu.stdout)")
         // No pulse in a turn and a half (121 steps), twice: faulty, left still.
         #expect(drums[1]["pulses"] == 2 * 121, "\(drums[1])")
         #expect(console.contains { $0.contains("found no home pulse in a turn and a half: faulty after 2 failures, left still") }, "\(qemu.stdout)")
