@@ -4,12 +4,13 @@ import FlapClock
 import Foundation
 
 /// `flapd selftest`: every module of a running flapd's stepper boards turns once round (batched
-/// by power group); then a table of the modules that are not well — slow, slipping, missing their
-/// magnet, without a sensor, faulty — or, with --json, every module's line.
+/// by power group); then a table of the modules that are not well — slipping, missing their
+/// magnet, without a sensor, faulty — and whether the turns ran late (the machine, not a module),
+/// or, with --json, the whole report.
 struct SelfTest: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "selftest",
-        abstract: "Turn every GPIO module of a running flapd once round and say which are slow, slipping or without a sensor.")
+        abstract: "Turn every GPIO module of a running flapd once round and say which are slipping or without a sensor.")
 
     @OptionGroup var api: LocalAPIOptions
     @Flag(help: "Print the whole report as JSON.") var json = false
@@ -31,6 +32,9 @@ struct SelfTest: ParsableCommand {
         } else {
             let unwell = report.modules.filter { $0.verdict != "ok" }
             print("\(report.modules.count) modules turned once round: \(report.modules.count - unwell.count) ok\(report.running ? " (still turning at the time limit)" : "")")
+            if report.late {
+                print("the turns ended up to \(report.lateSeconds) s later than planned: flapd's step thread waited for a core (a busy Pi) or a chain is slower than its pulses — not a module's fault")
+            }
             if !unwell.isEmpty {
                 print("board      module  seconds  planned  magnet  verdict")
                 for m in unwell {

@@ -122,7 +122,9 @@ const calibration = (() => {
       if (r.status === 200 && r.body && !r.body.running) break;
     }
     const all = r.body.modules, unwell = all.filter((m) => m.verdict !== 'ok');
-    out.replaceChildren(el('p', { id: 'selftest-summary' }, `${all.length} modules turned once round: ${all.length - unwell.length} ok`),
+    const late = all.some((m) => m.seconds > m.planned_seconds * 1.25)
+      ? el('p', { id: 'selftest-late' }, `The turns ended up to ${r.body.late_seconds} s later than planned: flapd's step thread waited for a core (a busy Pi) or a chain is slower than its pulses — not a module's fault.`) : '';
+    out.replaceChildren(el('p', { id: 'selftest-summary' }, `${all.length} modules turned once round: ${all.length - unwell.length} ok`), late,
       unwell.length ? table(['board', 'module', 'seconds', 'planned', 'magnet', 'verdict'],
         unwell.map((m) => [m.board, `${m.row},${m.col}`, m.seconds, m.planned_seconds, m.magnet_error ?? '—', m.verdict])) : '');
   }
