@@ -70,7 +70,9 @@ extension Hub {
             try await frames.nextMessage(maxSize: maxFrame)
         }
         guard let first = read else { return }
-        guard case .text(let text) = first, case .authenticate(let token)? = HubInput.frame(text), let user = try await store.user(token: token, now: now()) else {
+        let (store, now) = (store, now)
+        guard case .text(let text) = first, case .authenticate(let token)? = HubInput.frame(text),
+              let user = try await apart({ try await store.user(token: token, now: now()) }) else {
             try await outbound.write(.text(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token")))
             return
         }
@@ -108,34 +110,50 @@ extension Hub {
                 try await outbound.write(.text(HubEvent.error("bad_frame", HubInput.problem(error))))
                 continue
             }
-            switch frame {
-            case .ping:
+            if case .ping = frame {
                 try await outbound.write(.text(WireFrame.pong.text))
-            case .displayed(let messageID, _):
-                let t = now()
-                guard let m = try await store.message(messageID, now: t), m.recipientID == user.id else {
-                    try await outbound.write(.text(HubEvent.error("not_found", "no message \(messageID) to you")))
-                    continue
-                }
-                // Shown before the POST that sent it marked it delivered: the sender still hears "delivered", once.
-                try await delivered(try await store.markDelivered([m.id], now: t))
-                _ = try await store.markDisplayed(m.id, by: user.id, now: t)
-                try await publish(.frame(user: m.senderID, text: WireFrame.displayed(messageID: m.id, recipientID: user.id).text))
-            case .face(let face):
-                if let problem = face.problem {
-                    try await outbound.write(.text(HubEvent.error("bad_frame", "board.face: \(problem)")))
-                } else {
-                    try await store.setFace(face, of: user.id, now: now())
-                }
-            case .shows(let layout):
-                if let problem = WireFrame.layoutProblem(layout) {
-                    try await outbound.write(.text(HubEvent.error("bad_frame", "board.shows: \(problem)")))
-                } else {
-                    try await store.setLayout(layout, of: user.id, now: now())
-                }
-            default:
-                try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
+            } else {
+                try await apart { try await self.handle(frame, of: user, outbound) }
             }
         }
     }
+
+    /// What an authenticated connection's frame other than a ping asks for.
+    private func handle(_ frame: WireFrame, of user: HubStore.User, _ outbound: WebSocketOutboundWriter) async throws {
+        switch frame {
+        case .displayed(let messageID, _):
+            let t = now()
+            guard let m = try await store.message(messageID, now: t), m.recipientID == user.id else {
+                try await outbound.write(.text(HubEvent.error("not_found", "no message \(messageID) to you")))
+                return
+            }
+            // Shown before the POST that sent it marked it delivered: the sender still hears "delivered", once.
+            try await delivered(try await store.markDelivered([m.id], now: t))
+            _ = try await store.markDisplayed(m.id, by: user.id, now: t)
+            try await publish(.frame(user: m.senderID, text: WireFrame.displayed(messageID: m.id, recipientID: user.id).text))
+        case .face(let face):
+            if let problem = face.problem {
+                try await outbound.write(.text(HubEvent.error("bad_frame", "board.face: \(problem)")))
+            } else {
+                try await store.setFace(face, of: user.id, now: now())
+            }
+        case .shows(let layout):
+            if let problem = WireFrame.layoutProblem(layout) {
+                try await outbound.write(.text(HubEvent.error("bad_frame", "board.shows: \(problem)")))
+            } else {
+                try await store.setLayout(layout, of: user.id, now: now())
+            }
+        default:
+            try await outbound.write(.text(HubEvent.error("bad_frame", "a client does not send '\(frame.type)'")))
+        }
+    }
+}
+
+/// Runs `work` in a child task, so that the stack it grows ends with it. A task keeps the deepest
+/// its stack has been until it ends (Swift's task allocator frees its slabs only then), and a
+/// connection's task lives as long as the board stays: database work (deep) run in it would be
+/// held — ~30 KiB a board, measured — by every idle board waiting for its next frame.
+func apart<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+    async let result = work()
+    return try await result
 }
