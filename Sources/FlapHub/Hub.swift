@@ -3,7 +3,7 @@ import FlapDoor
 import FlapInput
 import Foundation
 import Hummingbird
-import HummingbirdWebSocket
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -26,11 +26,10 @@ public final class Hub: Sendable {
     let maxFrame = 64 * 1024
     /// Connections in all and per client, and the first head's deadline.
     let doorLimits: DoorLimits
-    /// Header limits, keep-alive idle time, WebSocket frame size.
-    var webSocketConfiguration: HTTP1WebSocketUpgradeChannel.Configuration {
-        .init(http1: .init(idleTimeout: .seconds(30),
-                           httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64)),
-              ws: .init(maxFrameSize: maxFrame))
+    /// Header limits and keep-alive idle time (the WebSocket's frame size is `maxFrame`).
+    var http1Configuration: HTTP1Channel.Configuration {
+        .init(idleTimeout: .seconds(30),
+              httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64))
     }
 
     public init(store: HubStore, logger: Logger, limits: HubLimits = HubLimits(),
@@ -52,11 +51,7 @@ public final class Hub: Sendable {
         -> some ApplicationProtocol {
         var app = Application(
             router: router(),
-            server: .guardedWebSocketUpgrade(configuration: webSocketConfiguration, census: ConnectionCensus(limits: doorLimits),
-                                             limits: doorLimits) { request, channel, logger in
-                guard request.path == "/ws" else { return .dontUpgrade }
-                return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, channel: channel, logger: logger) }
-            },
+            server: .hub(self, census: ConnectionCensus(limits: doorLimits), limits: doorLimits),
             configuration: .init(address: .hostname(bind, port: port), serverName: "flaphub"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger)

@@ -1,7 +1,5 @@
 import FlapDoor
-import HTTPTypes
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 
@@ -31,15 +29,10 @@ struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with a WebSocket upgrade, behind the front door.
-    static func guardedWebSocketUpgrade(
-        configuration: HTTP1WebSocketUpgradeChannel.Configuration, census: ConnectionCensus, limits: DoorLimits,
-        shouldUpgrade: @escaping @Sendable (HTTPRequest, any Channel, Logger) async throws
-            -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
-    ) -> HTTPServerBuilder {
+    /// HTTP/1 and flaphub's WebSocket (`HubChannel`), behind the front door.
+    static func hub(_ hub: Hub, census: ConnectionCensus, limits: DoorLimits) -> HTTPServerBuilder {
         .init { responder in
-            GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration, shouldUpgrade: shouldUpgrade),
-                           census: census, limits: limits)
+            GuardedChannel(inner: HubChannel(responder: responder, hub: hub, http1: hub.http1Configuration), census: census, limits: limits)
         }
     }
 }

@@ -12,9 +12,14 @@ import Glibc
     /// Sends `bytes` on a new connection and reads until the server closes it (or 60 s pass,
     /// then the answer is whatever came). Runs on a thread of its own.
     static func exchange(port: Int, _ bytes: [UInt8], thenWaitForClose: Bool = true) async -> String {
+        String(decoding: await exchangeBytes(port: port, bytes), as: UTF8.self)
+    }
+
+    /// `exchange`, the answer as bytes (`<no close>` appended when the server did not close).
+    static func exchangeBytes(port: Int, _ bytes: [UInt8]) async -> [UInt8] {
         await withCheckedContinuation { c in
             Thread {
-                guard let fd = loopbackConnection(port: port) else { c.resume(returning: "<connect failed>"); return }
+                guard let fd = loopbackConnection(port: port) else { c.resume(returning: Array("<connect failed>".utf8)); return }
                 defer { close(fd) }
                 _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 var answer: [UInt8] = []
@@ -25,7 +30,7 @@ import Glibc
                     if n <= 0 { if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { answer += Array("<no close>".utf8) }; break }
                     answer += buffer[..<n]
                 }
-                c.resume(returning: String(decoding: answer, as: UTF8.self))
+                c.resume(returning: answer)
             }.start()
         }
     }
@@ -84,6 +89,55 @@ import Glibc
         let answer = await Self.exchange(port: hub.port, Array(handshake.utf8) + unmasked)
         #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer.prefix(200))")
         #expect(answer.contains("unmasked client frame") && !answer.hasSuffix("<no close>"), "\(answer)")
+    }
+
+    /// A client frame as a browser sends it: masked (with a fixed key, which is allowed).
+    static func masked(_ opcode: UInt8, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
+        let key: [UInt8] = [0x37, 0xfa, 0x21, 0x3d]
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        switch payload.count {
+        case ..<126: frame.append(0x80 | UInt8(payload.count))
+        case ..<65536: frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xff)]
+        default: frame += [0x80 | 127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xff) }
+        }
+        return frame + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+    }
+
+    /// The WebSocket's limits (README, Limits and security): a frame or a message of fragments
+    /// over 64 KiB is closed with 1009; no authentication within 10 s closes it with 1008; a bad
+    /// token is told `unauthorized` and closed; a ping is answered with a pong, a close with a close.
+    @Test(.timeLimit(.minutes(3))) func flaphubWebSocketKeepsItsLimits() async throws {
+        let hub = try await HubHarness()
+        try await hub.users(["wall"], friends: [])
+        try await hub.start()
+        let handshake = Array(("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+        func closes(with code: UInt16, _ answer: [UInt8]) -> Bool {
+            let tail: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xff)]
+            return answer.indices.contains { i in answer[i] == 0x88 && i + 3 < answer.count && Array(answer[(i + 2)...(i + 3)]) == tail }
+                && !String(decoding: answer, as: UTF8.self).hasSuffix("<no close>")
+        }
+        let authenticate = Array(#"{"type":"authenticate","token":"\#(hub.tokens["wall"]!)"}"#.utf8)
+        let big = [UInt8](repeating: 0x61, count: 64 * 1024 + 1)
+        let oneFrame = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate) + Self.masked(0x1, big))
+        #expect(closes(with: 1009, oneFrame), "a frame over 64 KiB: \(String(decoding: oneFrame.suffix(200), as: UTF8.self))")
+        let half = [UInt8](repeating: 0x61, count: 40 * 1024)
+        let fragments = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate)
+                                                 + Self.masked(0x1, half, fin: false) + Self.masked(0x0, half))
+        #expect(closes(with: 1009, fragments), "a message of fragments over 64 KiB: \(String(decoding: fragments.suffix(200), as: UTF8.self))")
+        let silent = await Self.exchangeBytes(port: hub.port, handshake)
+        #expect(closes(with: 1008, silent) && String(decoding: silent, as: UTF8.self).contains("authenticate first"),
+                "no authentication: \(String(decoding: silent.suffix(200), as: UTF8.self))")
+        let stranger = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, Array(#"{"type":"authenticate","token":"nope"}"#.utf8)))
+        #expect(String(decoding: stranger, as: UTF8.self).contains("unauthorized") && closes(with: 1000, stranger),
+                "a bad token: \(String(decoding: stranger.suffix(200), as: UTF8.self))")
+        // Authenticated: a ping (opcode 9) answered by a pong (opcode 10) with its data, the JSON
+        // ping by the JSON pong, then a close (1000) answered with a close and the end.
+        let polite = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate) + Self.masked(0x9, Array("hey".utf8))
+                                              + Self.masked(0x1, Array(#"{"type":"ping"}"#.utf8)) + Self.masked(0x8, [0x03, 0xe8]))
+        let text = String(decoding: polite, as: UTF8.self)
+        #expect(text.contains("\"authenticated\"") && polite.indices.contains { polite[$0] == 0x8a && polite[$0 + 1] == 3 }
+                && text.contains("hey") && text.contains(#""type":"pong""#) && closes(with: 1000, polite), "\(text.suffix(300))")
     }
 
     @Test(.timeLimit(.minutes(3))) func flapdSurvivesTheBodiesThatKilledItAndNamesTheLimit() async throws {

@@ -1,0 +1,227 @@
+import FlapCore
+import FlapHubInput
+import FlapMessages
+import Foundation
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// A board's WebSocket once upgraded, read by callback on its event loop: authenticate first
+/// (within 10 s), then pings answered at once and every other frame handed — one at a time, in
+/// order — to a task that ends with it (`Hub.handle`); no more is read while one is in hand. A
+/// frame it cannot read gets an `error` event, never a crash; a close is answered and closes.
+final class HubSocketHandler: ChannelDuplexHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private enum State {
+        case waiting(Scheduled<Void>?)
+        case authenticating
+        case authenticated(HubStore.User, UUID)
+        case closed
+    }
+    private var state = State.waiting(nil)
+    private var queue: [WebSocketFrame] = []
+    private var inHand = false
+    private var readHeld = false
+    private let hub: Hub
+    private let logger: Logger
+
+    init(hub: Hub, logger: Logger) {
+        self.hub = hub
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        state = .waiting(context.eventLoop.scheduleTask(in: .seconds(10)) {
+            let (handler, context) = bound.value
+            guard case .waiting = handler.state else { return }
+            handler.close(context, .policyViolation, "authenticate first")
+        })
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .waiting(let deadline) = state { deadline?.cancel() }
+        if case .authenticated(let user, let id) = state { let sockets = hub.sockets; Task { await sockets.remove(user.id, id) } }
+        state = .closed
+        queue = []
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .text, .binary, .connectionClose:  // a close after the frames before it
+            queue.append(frame)
+            next(context)
+        default:
+            break  // a pong; continuations are the aggregator's
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOWebSocketFrameAggregator.Error {
+            close(context, .messageTooLarge, "a message larger than \(hub.maxFrame) bytes")
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            close(context, .goingAway, "the server is stopping: reconnect and catch up")
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// Reads are held while a frame is in hand.
+    func read(context: ChannelHandlerContext) {
+        if inHand || !queue.isEmpty { readHeld = true } else { context.read() }
+    }
+
+    /// Takes up the next frame, unless one is in hand.
+    private func next(_ context: ChannelHandlerContext) {
+        while !inHand, !queue.isEmpty {
+            let frame = queue.removeFirst()
+            if frame.opcode == .connectionClose {
+                var data = frame.unmaskedData
+                queue = []
+                return close(context, data.readWebSocketErrorCode() ?? .normalClosure, "")
+            }
+            switch state {
+            case .waiting(let deadline):
+                deadline?.cancel()
+                authenticate(frame, context)
+            case .authenticated(let user, _):
+                serve(frame, of: user, context)
+            case .authenticating, .closed:
+                return
+            }
+        }
+        if !inHand, queue.isEmpty, readHeld {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    /// Runs `work` in a task and, when it ends, takes up the next frame on the loop (or closes,
+    /// 1011, when it threw: the store failed).
+    private func handOff(_ context: ChannelHandlerContext, _ work: @escaping @Sendable () async throws -> Void) {
+        inHand = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        Task {
+            let failed: (any Error)?
+            do { try await work(); failed = nil } catch { failed = error }
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.inHand = false
+                if let failed {
+                    handler.logger.error("socket closed: \(failed)")
+                    handler.close(context, .unexpectedServerError, "the server failed: reconnect")
+                } else {
+                    handler.next(context)
+                }
+            }
+        }
+    }
+
+    private func authenticate(_ frame: WebSocketFrame, _ context: ChannelHandlerContext) {
+        let writer = SocketWriter(channel: context.channel)
+        guard frame.opcode == .text, case .authenticate(let token)? = HubInput.frame(String(buffer: frame.unmaskedData)) else {
+            return refuse(context, writer)
+        }
+        state = .authenticating
+        let (hub, id) = (hub, UUID())
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        inHand = true
+        let loop = context.eventLoop
+        Task {
+            let user: HubStore.User?
+            do {
+                user = try await hub.store.user(token: token, now: hub.now())
+            } catch {
+                loop.execute { bound.value.0.inHand = false; bound.value.0.close(bound.value.1, .unexpectedServerError, "the server failed: reconnect") }
+                return
+            }
+            if let user { await hub.sockets.add(user.id, id, .init(writer: writer)) }
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.inHand = false
+                guard let user else { return handler.refuse(context, writer) }
+                guard case .authenticating = handler.state else {  // closed meanwhile
+                    Task { await hub.sockets.remove(user.id, id) }
+                    return
+                }
+                handler.state = .authenticated(user, id)
+                writer.write(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text)
+                handler.logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
+                handler.next(context)
+            }
+        }
+    }
+
+    private func refuse(_ context: ChannelHandlerContext, _ writer: SocketWriter) {
+        writer.write(HubEvent.error("unauthorized", "send {\"type\":\"authenticate\",\"token\":…} first, with a valid token"))
+        close(context, .normalClosure, "")
+    }
+
+    /// An authenticated connection's frame.
+    private func serve(_ frame: WebSocketFrame, of user: HubStore.User, _ context: ChannelHandlerContext) {
+        let writer = SocketWriter(channel: context.channel)
+        // A client that sends but stops reading what it is answered is dropped (SocketRegistry.send).
+        guard context.channel.isWritable else {
+            logger.warning("socket dropped: it stopped reading", metadata: ["user": "\(user.username)"])
+            queue = []
+            context.close(promise: nil)
+            return
+        }
+        guard frame.opcode == .text else {
+            return writer.write(HubEvent.error("bad_frame", "expected JSON text, not a binary frame"))
+        }
+        let parsed: WireFrame
+        do {
+            parsed = try HubInput.checkedFrame(String(buffer: frame.unmaskedData))
+        } catch {
+            return writer.write(HubEvent.error("bad_frame", HubInput.problem(error)))
+        }
+        if case .ping = parsed { return writer.write(WireFrame.pong.text) }
+        let hub = hub
+        handOff(context) { try await hub.handle(parsed, of: user, writer) }
+    }
+
+    /// Sends a close frame with `code`, then closes.
+    private func close(_ context: ChannelHandlerContext, _ code: WebSocketErrorCode, _ reason: String) {
+        guard context.channel.isActive else { return }
+        var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// What writes a board's frames: its channel (any thread), each frame flushed, never awaited —
+/// a board that stops reading is dropped by its writability (`SocketRegistry.send`), not waited for.
+struct SocketWriter: Sendable {
+    let channel: any Channel
+
+    func write(_ text: String) {
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(string: text)), promise: nil)
+    }
+
+    /// A close frame with `code` and `reason`, then the connection closed.
+    func close(_ code: WebSocketErrorCode, reason: String) {
+        var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        data.write(webSocketErrorCode: code)
+        data.writeString(reason)
+        let channel = channel
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
