@@ -109,23 +109,25 @@ final class HubSocketHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Runs `work` in a task and, when it ends, takes up the next frame on the loop (or closes,
-    /// 1011, when it threw: the store failed).
-    private func handOff(_ context: ChannelHandlerContext, _ work: @escaping @Sendable () async throws -> Void) {
+    /// Runs `work` in a task and, when it ends, `then` with its result on the loop (or closes,
+    /// 1011, when it threw: the store failed). Nothing more is taken up meanwhile.
+    private func handOff<T: Sendable>(_ context: ChannelHandlerContext, _ work: @escaping @Sendable () async throws -> T,
+                                      then: @escaping (HubSocketHandler, ChannelHandlerContext, T) -> Void) {
         inHand = true
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let bound = NIOLoopBound((self, context, then), eventLoop: context.eventLoop)
         let loop = context.eventLoop
         Task {
-            let failed: (any Error)?
-            do { try await work(); failed = nil } catch { failed = error }
+            let result: Result<T, any Error>
+            do { result = .success(try await work()) } catch { result = .failure(error) }
             loop.execute {
-                let (handler, context) = bound.value
+                let (handler, context, then) = bound.value
                 handler.inHand = false
-                if let failed {
-                    handler.logger.error("socket closed: \(failed)")
+                switch result {
+                case .success(let value):
+                    then(handler, context, value)
+                case .failure(let error):
+                    handler.logger.error("socket closed: \(error)")
                     handler.close(context, .unexpectedServerError, "the server failed: reconnect")
-                } else {
-                    handler.next(context)
                 }
             }
         }
@@ -138,32 +140,21 @@ final class HubSocketHandler: ChannelDuplexHandler {
         }
         state = .authenticating
         let (hub, id) = (hub, UUID())
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        inHand = true
-        let loop = context.eventLoop
-        Task {
-            let user: HubStore.User?
-            do {
-                user = try await hub.store.user(token: token, now: hub.now())
-            } catch {
-                loop.execute { bound.value.0.inHand = false; bound.value.0.close(bound.value.1, .unexpectedServerError, "the server failed: reconnect") }
+        handOff(context, {
+            let user = try await hub.store.user(token: token, now: hub.now())
+            if let user { await hub.sockets.add(user.id, id, .init(writer: writer)) }
+            return user
+        }, then: { handler, context, user in
+            guard let user else { return handler.refuse(context, writer) }
+            guard case .authenticating = handler.state else {  // closed meanwhile
+                Task { await hub.sockets.remove(user.id, id) }
                 return
             }
-            if let user { await hub.sockets.add(user.id, id, .init(writer: writer)) }
-            loop.execute {
-                let (handler, context) = bound.value
-                handler.inHand = false
-                guard let user else { return handler.refuse(context, writer) }
-                guard case .authenticating = handler.state else {  // closed meanwhile
-                    Task { await hub.sockets.remove(user.id, id) }
-                    return
-                }
-                handler.state = .authenticated(user, id)
-                writer.write(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text)
-                handler.logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
-                handler.next(context)
-            }
-        }
+            handler.state = .authenticated(user, id)
+            writer.write(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text)
+            handler.logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
+            handler.next(context)
+        })
     }
 
     private func refuse(_ context: ChannelHandlerContext, _ writer: SocketWriter) {
@@ -192,16 +183,13 @@ final class HubSocketHandler: ChannelDuplexHandler {
         }
         if case .ping = parsed { return writer.write(WireFrame.pong.text) }
         let hub = hub
-        handOff(context) { try await hub.handle(parsed, of: user, writer) }
+        handOff(context, { try await hub.handle(parsed, of: user, writer) }, then: { handler, context, _ in handler.next(context) })
     }
 
     /// Sends a close frame with `code`, then closes.
     private func close(_ context: ChannelHandlerContext, _ code: WebSocketErrorCode, _ reason: String) {
         guard context.channel.isActive else { return }
-        var data = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
-        data.write(webSocketErrorCode: code)
-        data.writeString(reason)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).assumeIsolated().whenComplete { _ in
+        context.writeAndFlush(wrapOutboundOut(SocketWriter.closeFrame(code, reason, context.channel.allocator))).assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
     }
@@ -218,10 +206,15 @@ struct SocketWriter: Sendable {
 
     /// A close frame with `code` and `reason`, then the connection closed.
     func close(_ code: WebSocketErrorCode, reason: String) {
-        var data = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        let channel = channel
+        channel.writeAndFlush(Self.closeFrame(code, reason, channel.allocator)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// A close frame: `code`, then `reason`.
+    static func closeFrame(_ code: WebSocketErrorCode, _ reason: String, _ allocator: ByteBufferAllocator) -> WebSocketFrame {
+        var data = allocator.buffer(capacity: 2 + reason.utf8.count)
         data.write(webSocketErrorCode: code)
         data.writeString(reason)
-        let channel = channel
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in channel.close(promise: nil) }
+        return WebSocketFrame(fin: true, opcode: .connectionClose, data: data)
     }
 }
