@@ -132,12 +132,14 @@ import Glibc
         #expect(String(decoding: stranger, as: UTF8.self).contains("unauthorized") && closes(with: 1000, stranger),
                 "a bad token: \(String(decoding: stranger.suffix(200), as: UTF8.self))")
         // Authenticated: a ping (opcode 9) answered by a pong (opcode 10) with its data, the JSON
-        // ping by the JSON pong, then a close (1000) answered with a close and the end.
+        // ping by the JSON pong — flapd's bytes (answered without parsing) and another spelling
+        // (parsed) — then a close (1000) answered with a close and the end.
         let polite = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate) + Self.masked(0x9, Array("hey".utf8))
-                                              + Self.masked(0x1, Array(#"{"type":"ping"}"#.utf8)) + Self.masked(0x8, [0x03, 0xe8]))
+                                              + Self.masked(0x1, Array(#"{"type":"ping"}"#.utf8)) + Self.masked(0x1, Array(#"{ "type" : "ping" }"#.utf8))
+                                              + Self.masked(0x1, Array(#"{"type":"ping"} "#.utf8)) + Self.masked(0x8, [0x03, 0xe8]))
         let text = String(decoding: polite, as: UTF8.self)
         #expect(text.contains("\"authenticated\"") && polite.indices.contains { polite[$0] == 0x8a && polite[$0 + 1] == 3 }
-                && text.contains("hey") && text.contains(#""type":"pong""#) && closes(with: 1000, polite), "\(text.suffix(300))")
+                && text.contains("hey") && text.components(separatedBy: #""type":"pong""#).count == 4 && closes(with: 1000, polite), "\(text.suffix(300))")
     }
 
     @Test(.timeLimit(.minutes(3))) func flapdSurvivesTheBodiesThatKilledItAndNamesTheLimit() async throws {
