@@ -104,8 +104,10 @@ public final class MessageAPIClient: Service, Sendable {
             var backoff = Backoff(random: self.random)
             let good = Mutex(false)
             while !Task.isCancelled {
+                var stopping = false
                 do {
                     let close = try await self.connect { good.withLock { $0 = true } }
+                    stopping = close?.closeCode == .goingAway
                     self.problem(Self.describe(close, maxFrameBytes: self.config.maxFrameBytes))
                 } catch is CancellationError {
                     return
@@ -113,7 +115,7 @@ public final class MessageAPIClient: Service, Sendable {
                     self.problem("\(error)")
                 }
                 if good.withLock({ g in defer { g = false }; return g }) { backoff.reset() }
-                let delay = backoff.next()
+                let delay = stopping ? backoff.afterServerStop() : backoff.next()
                 self.logger.info("message API: reconnecting in \(String(format: "%.1f", delay)) s")
                 try? await Task.sleep(for: .seconds(delay))
             }

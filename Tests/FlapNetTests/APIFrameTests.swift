@@ -59,6 +59,17 @@ import Testing
         #expect(abs(high.next() - 1.2) < 1e-5)
     }
 
+    @Test func aStoppingServersBoardsComeBackSpreadOverTenSecondsThenDoubling() {
+        var low = Backoff(random: { 0 }), high = Backoff(random: { 0.999999 }), middle = Backoff(random: { 0.5 })
+        #expect(low.afterServerStop() == 0.5)
+        #expect(abs(high.afterServerStop() - 10) < 1e-4)
+        #expect(middle.afterServerStop() == 5.25)
+        // The server was not back: the next attempts double from the first delay, as after any end.
+        #expect((0..<3).map { _ in middle.next() } == [2, 4, 8])
+        middle.reset()
+        #expect(middle.next() == 1)
+    }
+
     @Test func endpointsOfABaseURL() {
         #expect(MessageAPIConfig.endpoints(of: "https://hub.example.org/")! == ("wss://hub.example.org/ws", "https://hub.example.org/api/v1/messages/inbox"))
         #expect(MessageAPIConfig.endpoints(of: "http://127.0.0.1:8080")!.webSocket == "ws://127.0.0.1:8080/ws")
