@@ -26,6 +26,9 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "Messages a second offered in the second phase, whatever the answers (an open loop: latency below saturation); 0 skips it.")
     var rate = 100.0
     @Option(help: "Only one store: sqlite or postgresql (default both).") var only: String?
+    @Option(help: "Seconds between a board's pings, as flapd's ping_seconds (0: boards never ping).") var ping = 20.0
+    @Flag(help: "At the end of each store's run, restart its first instance under its boards: how they come back (the reconnect curve) and whether a message answered just before is lost.")
+    var restart = false
 
     func run() async throws {
         var limit = rlimit()
@@ -39,14 +42,15 @@ struct HubBench: AsyncParsableCommand {
         var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)]
             where only == nil || (only == "postgresql") == usePostgres {
-            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate,
+            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate, ping: ping, restart: restart,
                                     database: usePostgres ? try postgres.map { $0.address(try $0.createDatabase()) } : nil,
                                     postmaster: usePostgres ? postgres?.postmasterPID : nil, instances: instances)
             let r = try await scenario.run()
             rates[label] = r.saturated.rate
             if instances == 2 { twoInstances = r.saturated }
             print((label + ", idle").padding(toLength: 36, withPad: " ", startingAt: 0)
-                  + String(format: "CPU a second with every board connected: flaphub %.1f ms, PostgreSQL %.1f ms", r.idle.flaphub, r.idle.postgres))
+                  + String(format: "CPU a second with every board connected%@: flaphub %.1f ms, PostgreSQL %.1f ms",
+                           ping > 0 ? String(format: " (each pinging every %.0f s)", ping) : "", r.idle.flaphub, r.idle.postgres))
             for (phase, p) in [("saturated", r.saturated), (String(format: "at %.0f/s", rate), r.atRate)] {
                 guard let p else { continue }
                 let name = (label + ", " + phase).padding(toLength: 36, withPad: " ", startingAt: 0)
@@ -56,6 +60,7 @@ struct HubBench: AsyncParsableCommand {
                 print(String(repeating: " ", count: 36) + String(format: "CPU per message: flaphub %.2f ms, PostgreSQL %.2f ms, bench %.2f ms; %.2f of %d cores busy",
                                                                    c.flaphub, c.postgres, c.bench, p.coresBusy, ProcessInfo.processInfo.activeProcessorCount))
             }
+            r.restart.map { print($0.report(label)) }
         }
         if let base = rates["SQLite, 1 instance"], base > 0, let two = rates["PostgreSQL, 2 instances"], let one = rates["PostgreSQL, 1 instance"] {
             print(String(format: "PostgreSQL 2 instances / SQLite 1 instance: %.2f×  (1 instance: %.2f×; the goal is ≥ 3×)", two / base, one / base))
@@ -73,6 +78,8 @@ struct HubBench: AsyncParsableCommand {
 /// One store's run: its instances, boards connected, senders sending for a while.
 struct Scenario {
     let flaphub: String, boards: Int, senders: Int, seconds: Double, rate: Double
+    /// How often each board pings (0: never); whether the first instance is restarted at the end.
+    let ping: Double, restart: Bool
     /// PostgreSQL's address and its server's main process, or nil for a SQLite file.
     let database: String?, postmaster: Int32?
     let instances: Int
@@ -86,7 +93,7 @@ struct Scenario {
         var cpuPerMessage = CPUTime(), coresBusy = 0.0
     }
     struct Result {
-        var saturated: Phase, atRate: Phase?, kibPerBoard: Double
+        var saturated: Phase, atRate: Phase?, restart: Restart?, kibPerBoard: Double
         /// Processor time a second with every board connected and no message (ms/s).
         var idle: CPUTime
     }
@@ -111,6 +118,15 @@ struct Scenario {
 
         var ports: [Int] = [], processes: [Process] = []
         defer { for p in processes { p.terminate(); p.waitUntilExit() } }
+        func start(_ port: Int) throws -> Process {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: flaphub)
+            p.arguments = ["serve", "--config", dir + "/hub-\(port).yaml", "--log-level", "error"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
         for _ in 0..<instances {
             let port = try freeLoopbackPort()
             try """
@@ -120,54 +136,38 @@ struct Scenario {
                 max_connections: 20000
                 max_connections_per_client: 20000
                 """.write(toFile: dir + "/hub-\(port).yaml", atomically: true, encoding: .utf8)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: flaphub)
-            p.arguments = ["serve", "--config", dir + "/hub-\(port).yaml", "--log-level", "error"]
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            processes.append(p)
+            processes.append(try start(port))
             ports.append(port)
         }
         for port in ports { try await waitUntilListening(port) }
         let rssBefore = processes.map { rss($0.processIdentifier) }.reduce(0, +)
 
-        // Boards: each on instance b % instances; a message's latency is taken when it arrives.
-        let shared = Shared()
+        // Boards: each on instance b % instances, as flapd is (BenchBoard); a message's latency is
+        // taken when it arrives.
+        var http = HTTPClient.Configuration()
+        http.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: senders)
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
+        let shared = BoardsShared()
         let boardTasks = (0..<boards).map { b in
-            let url = "ws://127.0.0.1:\(ports[b % instances])/ws", token = boardTokens[b]
-            return Task {
-                try await WebSocketClient.connect(url: url, logger: Logger(label: "board")) { inbound, outbound, _ in
-                    try await outbound.write(.text(#"{"type":"authenticate","token":"\#(token)"}"#))
-                    // Made once a board: a regex literal is parsed again each time it is evaluated.
-                    let sent = /"content":"(M\d+)"/
-                    for try await m in inbound.messages(maxSize: 1 << 16) {
-                        guard case .text(let t) = m else { continue }
-                        if t.contains("\"authenticated\"") { shared.authenticated.add(1, ordering: .relaxed) }
-                        guard let content = t.firstMatch(of: sent)?.1 else { continue }
-                        let now = DispatchTime.now().uptimeNanoseconds
-                        if let start = shared.sent.withLock({ $0[String(content)] }) {
-                            shared.latencies.withLock { $0.append(Double(now - start) / 1e6) }
-                        }
-                    }
-                }
-            }
+            let port = ports[b % instances]
+            let board = BenchBoard(url: "ws://127.0.0.1:\(port)/ws", inbox: "http://127.0.0.1:\(port)/api/v1/messages/inbox",
+                                   token: boardTokens[b], ping: ping, shared: shared, client: client)
+            return Task { await board.run() }
         }
         defer { boardTasks.forEach { $0.cancel() } }
         let connectDeadline = Date().addingTimeInterval(120)
-        while shared.authenticated.load(ordering: .relaxed) < boards, Date() < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
-        let connected = shared.authenticated.load(ordering: .relaxed)
+        while shared.online.load(ordering: .relaxed) < boards, Date() < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        let connected = shared.online.load(ordering: .relaxed)
         let rssAfter = processes.map { rss($0.processIdentifier) }.reduce(0, +)
         let pids = processes.map { $0.processIdentifier }
         let idleBefore = CPUTime.now(instances: pids, postmaster: postmaster)
-        try await Task.sleep(for: .seconds(2))
+        // Long enough that every board has pinged (their pings are spread over the interval).
+        let idleSeconds = max(2, ping)
+        try await Task.sleep(for: .seconds(idleSeconds))
         let idle = CPUTime.now(instances: pids, postmaster: postmaster) - idleBefore
 
         // Senders: each posts to its boards in turn until the time is up (throughput, saturated);
         // then messages offered at a fixed rate, each from the next sender (latency below saturation).
-        var http = HTTPClient.Configuration()
-        http.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: senders)
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
         let load = Load(client: client, shared: shared, ports: ports, senderTokens: senderTokens, boardNames: boardNames, senders: senders)
         func measured(_ phase: () async -> Phase) async -> Phase {
             let before = CPUTime.now(instances: pids, postmaster: postmaster), start = ContinuousClock.now
@@ -180,16 +180,22 @@ struct Scenario {
         }
         let saturated = await measured { await load.closedLoop(seconds: seconds) }
         let atRate = rate > 0 ? await measured { await load.openLoop(rate: rate, seconds: seconds) } : nil
+        var restarted: Restart?
+        if restart {
+            restarted = try await self.restart(&processes[0], port: ports[0], boards: (boards + instances - 1) / instances,
+                                               load: load, start: start)
+        }
+        boardTasks.forEach { $0.cancel() }
         try await client.shutdown()
         if connected < boards { print("  (only \(connected) of \(boards) boards connected)") }
-        return Result(saturated: saturated, atRate: atRate,
+        return Result(saturated: saturated, atRate: atRate, restart: restarted,
                       kibPerBoard: connected > 0 ? Double(rssAfter - rssBefore) / 1024 / Double(connected) : .nan,
-                      idle: idle / 2)
+                      idle: idle / idleSeconds)
     }
 
     /// Senders posting; a message's latency is taken by the board that receives it.
     struct Load {
-        let client: HTTPClient, shared: Shared, ports: [Int], senderTokens: [String], boardNames: [String], senders: Int
+        let client: HTTPClient, shared: BoardsShared, ports: [Int], senderTokens: [String], boardNames: [String], senders: Int
 
         /// Every sender posts back to back for `seconds`.
         func closedLoop(seconds: Double) async -> Phase {
@@ -199,7 +205,7 @@ struct Scenario {
                 for s in 0..<senders {
                     group.addTask {
                         var ok = 0, turn = 0
-                        while Date() < end { if await post(from: s, turn: turn) { ok += 1 }; turn += 1 }
+                        while Date() < end { if await post(from: s, turn: turn) != nil { ok += 1 }; turn += 1 }
                         return ok
                     }
                 }
@@ -216,7 +222,7 @@ struct Scenario {
             let accepted = await withTaskGroup(of: Int.self) { group in
                 for i in 0..<count {
                     try? await Task.sleep(until: start + .seconds(Double(i) / rate), clock: .continuous)
-                    group.addTask { await post(from: i % senders, turn: i / senders) ? 1 : 0 }
+                    group.addTask { await post(from: i % senders, turn: i / senders) != nil ? 1 : 0 }
                 }
                 return await group.reduce(0, +)
             }
@@ -227,20 +233,20 @@ struct Scenario {
 
         /// One POST from sender `s` to the `turn`th of its boards, through the instances in turn
         /// (as a proxy takes them: with two, every other message is posted to the instance its
-        /// board is not connected to); whether it was accepted.
-        func post(from s: Int, turn: Int) async -> Bool {
+        /// board is not connected to); its content (`prefix` and a number) if it was accepted.
+        func post(from s: Int, turn: Int, prefix: String = "M") async -> String? {
             let mine = stride(from: s, to: boardNames.count, by: senders).map { boardNames[$0] }
-            guard !mine.isEmpty else { return false }
-            let content = "M\(shared.counter.add(1, ordering: .relaxed).newValue)"
+            guard !mine.isEmpty else { return nil }
+            let content = "\(prefix)\(shared.counter.add(1, ordering: .relaxed).newValue)"
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(ports[(s + turn) % ports.count])/api/v1/messages")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(senderTokens[s])")
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: #"{"recipients":["\#(mine[turn % mine.count])"],"content":"\#(content)"}"#))
             shared.sent.withLock { $0[content] = DispatchTime.now().uptimeNanoseconds }
-            guard let r = try? await client.execute(request, timeout: .seconds(30)) else { return false }
+            guard let r = try? await client.execute(request, timeout: .seconds(30)) else { return nil }
             _ = try? await r.body.collect(upTo: 1 << 16)
-            return r.status.code == 201
+            return r.status.code == 201 ? content : nil
         }
 
         /// Waits (10 s at most) for what is still on its way; what has not come is not received.
@@ -251,14 +257,6 @@ struct Scenario {
             func pct(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
             return Phase(offered: offered, rate: Double(accepted) / elapsed, p50: pct(0.5), p99: pct(0.99), received: sorted.count, accepted: accepted)
         }
-    }
-
-    /// What the boards and senders share.
-    final class Shared: Sendable {
-        let sent = Mutex<[String: UInt64]>([:])
-        let latencies = Mutex<[Double]>([])
-        let authenticated = Atomic<Int>(0)
-        let counter = Atomic<Int>(0)
     }
 
     func waitUntilListening(_ port: Int) async throws {
