@@ -226,7 +226,7 @@ let package = Package(
         .executableTarget(
             name: "hubbench",
             dependencies: [
-                "FlapHub", "FlapNet", "PostgresTesting",
+                "FlapHub", "FlapMessages", "FlapNet", "PostgresTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "WSClient", package: "swift-websocket"),
