@@ -116,7 +116,8 @@ public final class MessageAPIClient: Service, Sendable {
                 }
                 if good.withLock({ g in defer { g = false }; return g }) { backoff.reset() }
                 let delay = stopping ? backoff.afterServerStop() : backoff.next()
-                self.logger.info("message API: reconnecting in \(String(format: "%.1f", delay)) s")
+                let why = stopping ? " (the server stopped: boards come back spread over \(Int(backoff.spread)) s)" : ""
+                self.logger.info("message API: reconnecting in \(String(format: "%.1f", delay)) s\(why)")
                 try? await Task.sleep(for: .seconds(delay))
             }
         }
