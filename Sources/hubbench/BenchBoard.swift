@@ -31,11 +31,11 @@ struct BenchBoard {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     if ping > 0 {
                         // flapd's own bytes (the hub answers exactly these without parsing them).
-                        let ping = WireFrame.ping.text, every = self.ping
+                        let frame = WireFrame.ping.text, every = ping
                         group.addTask {
                             try await Task.sleep(for: .seconds(Double.random(in: 0..<every)))
                             while true {
-                                try await outbound.write(.text(ping))
+                                try await outbound.write(.text(frame))
                                 try await Task.sleep(for: .seconds(every))
                             }
                         }
