@@ -72,13 +72,13 @@ public struct QEMUGuest {
         if machine != .amd64 {
             return try FlapdProcess([
                 "-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
-                "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyAMA0 panic=-1 quiet",
+                "-kernel", dir + "/kernel", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyAMA0 panic=-1 quiet",
                 "-serial", "stdio",
             ] + extra, executable: "/usr/bin/qemu-system-aarch64")
         }
         return try FlapdProcess([
             "-accel", "tcg", "-cpu", "max", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
-            "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet no_timer_check",
+            "-kernel", dir + "/kernel", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet no_timer_check",
             "-serial", "stdio",
         ] + extra, executable: "/usr/bin/qemu-system-x86_64")
     }

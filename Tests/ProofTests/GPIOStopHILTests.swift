@@ -272,19 +272,19 @@ import Testing
             echo > $T/trace
             \(run) > /tmp/run1.log 2>&1 &
             f=$!
-            until grep -q "local API listening" /tmp/run1.log || ! alive $f; do :; done
+            until grep -q "local API listening" /tmp/run1.log || ! alive $f; do sleep 0.05; done
             /flapd send --url http://127.0.0.1:7000 "\(first)" > /tmp/send1.log 2>&1 &
             s=$!
-            until grep -q "message accepted" /tmp/run1.log || ! alive $f; do :; done
+            until grep -q "message accepted" /tmp/run1.log || ! alive $f; do sleep 0.05; done
             \(interrupt)
             wait $s
             echo "RECORD-BEGIN 1 base $base"; \(record); echo "RECORD-END 1"
             echo > $T/trace
             \(run) > /tmp/run2.log 2>&1 &
             f=$!
-            until grep -q "local API listening" /tmp/run2.log || ! alive $f; do :; done
+            until grep -q "local API listening" /tmp/run2.log || ! alive $f; do sleep 0.05; done
             /flapd send --url http://127.0.0.1:7000 "\(second)"
-            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false' || ! alive $f; do :; done
+            until /flapd status --url http://127.0.0.1:7000 | grep -q '"moving" *: *false' || ! alive $f; do sleep 0.05; done
             kill -TERM $f; wait $f
             echo "FLAPD-EXIT again $?"
             echo "SAVED-AGAIN $(tr -d '\\n ' < /tmp/s/boards.json)"

@@ -102,7 +102,7 @@ struct PackageTests {
     /// `short`: the check ends after the SIGKILL (`flapcheck=short`), on one boot.
     func boot(_ dir: String, arch: String, console: String, short: Bool = false) throws -> FlapdProcess {
         let check = short ? " flapcheck=short" : ""
-        let disk = ["-drive", "file=\(dir)/root.img,if=virtio,format=raw", "-kernel", dir + "/vmlinuz", "-initrd", dir + "/initrd.img",
+        let disk = ["-drive", "file=\(dir)/root.img,if=virtio,format=raw", "-kernel", dir + "/kernel", "-initrd", dir + "/initrd.img",
                     "-m", "1536", "-smp", "2", "-display", "none", "-no-reboot", "-monitor", "none", "-nic", "none"]
         if arch == "arm64" {
             return try FlapdProcess(["-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg"] + disk + [

@@ -21,16 +21,20 @@ with_cache_lock() {
   ( flock 8; "$@" ) 8>"$kernel_cache.lock"
 }
 
-# vmlinuz and configfs.ko (gpio-sim's configuration goes through configfs, a module here).
+# vmlinuz, vmlinux (what the guests boot: hardware/sim/extract-vmlinux) and configfs.ko (gpio-sim's
+# configuration goes through configfs, a module here).
 fetch_kernel() { with_cache_lock fetch_kernel_locked; }
 fetch_kernel_locked() {
-  [ -f "$kernel_cache/vmlinuz" ] && [ -f "$kernel_cache/configfs.ko" ] && return
+  [ -f "$kernel_cache/vmlinuz" ] && [ -f "$kernel_cache/configfs.ko" ] && [ -f "$kernel_cache/vmlinux" ] && return
   [ -z "${FLAP_PREPARED_ONLY:-}" ] || { echo "Debian's amd64 kernel for the guests is not made yet: run ./setup --test (or Tests/prepare kernel)" >&2; exit 3; }
-  local tmp; tmp=$(mktemp -d)
-  (cd "$tmp" && apt-get download -qq -o Acquire::Retries=5 "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
-  dpkg-deb -x "$tmp/${kernel_pkg}"_*.deb "$tmp/x"
-  cp "$tmp"/x/boot/vmlinuz-* "$kernel_cache/vmlinuz.part" && mv "$kernel_cache/vmlinuz.part" "$kernel_cache/vmlinuz"
-  cp "$tmp/x/lib/modules/$kernel_version/kernel/fs/configfs/configfs.ko" "$kernel_cache/configfs.ko.part"
-  mv "$kernel_cache/configfs.ko.part" "$kernel_cache/configfs.ko"
-  rm -rf "$tmp"
+  if [ ! -f "$kernel_cache/vmlinuz" ] || [ ! -f "$kernel_cache/configfs.ko" ]; then
+    local tmp; tmp=$(mktemp -d)
+    (cd "$tmp" && apt-get download -qq -o Acquire::Retries=5 "$kernel_pkg" 2>&1 | grep -v unsandboxed || true)
+    dpkg-deb -x "$tmp/${kernel_pkg}"_*.deb "$tmp/x"
+    cp "$tmp"/x/boot/vmlinuz-* "$kernel_cache/vmlinuz.part" && mv "$kernel_cache/vmlinuz.part" "$kernel_cache/vmlinuz"
+    cp "$tmp/x/lib/modules/$kernel_version/kernel/fs/configfs/configfs.ko" "$kernel_cache/configfs.ko.part"
+    mv "$kernel_cache/configfs.ko.part" "$kernel_cache/configfs.ko"
+    rm -rf "$tmp"
+  fi
+  "$(dirname "${BASH_SOURCE[0]}")/extract-vmlinux" "$kernel_cache/vmlinuz" "$kernel_cache/vmlinux"
 }
