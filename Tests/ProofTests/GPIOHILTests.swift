@@ -51,7 +51,7 @@ import Testing
         let dir = try scratchDirectory("flap-gpio-hil")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let modules = try await QEMUGuest.gpioSimModules(into: dir)
-        var files = [FlapdProcess.executable, QEMUGuest.sibling("flapgpio")] + modules
+        var files = [try await QEMUGuest.releaseFlapd.value, QEMUGuest.sibling("flapgpio")] + modules
         var script = Self.setup + """
             echo 1 > $T/events/gpio/gpio_value/enable
 
@@ -241,7 +241,7 @@ import Testing
             echo "CALIBRATION4 $(tr -d ' \\n' < /tmp/state4/calibration.json)"
             sed 's/^/FLAPD4 /' /tmp/flapd4.log
             echo END > $T/trace_marker; wait $d; cat /tmp/drum4
-            """, files: [FlapdProcess.executable, QEMUGuest.sibling("flapgpio"), dir + "/home.yaml", dir + "/badline.yaml"] + modules)
+            """, files: [try await QEMUGuest.releaseFlapd.value, QEMUGuest.sibling("flapgpio"), dir + "/home.yaml", dir + "/badline.yaml"] + modules)
         let qemu = try guest.boot()
         #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)

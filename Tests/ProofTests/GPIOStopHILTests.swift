@@ -290,7 +290,7 @@ import Testing
             echo "SAVED-AGAIN $(tr -d '\\n ' < /tmp/s/boards.json)"
             echo "RECORD-BEGIN 2 base $base"; \(record); echo "RECORD-END 2"
             cat /tmp/run1.log /tmp/run2.log
-            """, files: [FlapdProcess.executable, "\(dir)/\(name).yaml"] + modules)
+            """, files: [try await QEMUGuest.releaseFlapd.value, "\(dir)/\(name).yaml"] + modules)
         let qemu = try guest.boot()
         #expect(await qemu.waitForSlowExit() == 0, "\(qemu.stderr)")
         let console = qemu.stdout.components(separatedBy: .newlines)
