@@ -199,27 +199,36 @@ import Testing
           arguments: boards)
     func aKillMidFlipThenARestartLandsEveryDrumExactly(board: Board) async throws {
         let turn = board.killSteps, perFlap = board.killSteps / 40
-        // 200 ms flips: "+++" takes 8 s.
-        guard let (console, first, second) = try await twoRuns(board, "kill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
-                                                               stepsPerRevolution: turn, first: "+++", interrupt: """
-            n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
-            while [ $i -lt $n ]; do i=$((i + 1)); done
-            kill -KILL $f; wait $f
-            echo "KILLED after $n"
-            echo "JOURNAL $(od -An -tu4 -v -j 16 -N 12 /tmp/s/steps-sim.bin)"
-            """) else { return }
-        #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
-        let journal = try #require(Self.journaled(console), "\(console)")
-        let killedAt = board.steps(first), all = board.steps(first + second)
-        #expect(killedAt.contains { $0 < 39 * perFlap }, "the kill came mid-transition: \(killedAt) of \(39 * perFlap) steps")
-        for m in 0..<3 {
-            let (place, inFlight) = journal[m]
-            // Not in flight: the journal holds the kernel's count. In flight: that step, written or not.
-            let short = place - killedAt[m], pulses = board.name == "step_dir"
-            #expect(short == 0 || (inFlight && short == 1),
-                    "module \(m): the journal holds \(place)\(inFlight ? " in flight" : ""), the kernel traced \(killedAt[m]) steps")
-            #expect(all[m] % turn == (perFlap * (m + 2) - (pulses ? short : 0) + turn) % turn,
-                    "module \(m): killed after \(killedAt[m]) steps (journal \(place)\(inFlight ? " in flight" : "")), \(all[m]) in all, \(all[m] % turn) into the turn, not on flap \(m + 2)")
+        // 200 ms flips: "+++" takes 8 s. A starved guest can be killed after the transition has
+        // ended (CI of edf2356, unipolar: `[390, 390, 390] of 390 steps`), which says nothing of
+        // a kill mid-flip: the scene is set up again, up to 3 times, as for the stops.
+        for attempt in 1...3 {
+            guard let (console, first, second) = try await twoRuns(board, "kill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
+                                                                   stepsPerRevolution: turn, first: "+++", interrupt: """
+                n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
+                while [ $i -lt $n ]; do i=$((i + 1)); done
+                kill -KILL $f; wait $f
+                echo "KILLED after $n"
+                echo "JOURNAL $(od -An -tu4 -v -j 16 -N 12 /tmp/s/steps-sim.bin)"
+                """) else { return }
+            #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
+            let journal = try #require(Self.journaled(console), "\(console)")
+            let killedAt = board.steps(first), all = board.steps(first + second)
+            print("kill \(board.name): attempt \(attempt) killed at steps \(killedAt) of \(39 * perFlap)")
+            guard killedAt.contains(where: { $0 < 39 * perFlap }) else {
+                if attempt == 3 { Issue.record("in 3 attempts the kill never came mid-transition: \(killedAt) of \(39 * perFlap) steps") }
+                continue
+            }
+            for m in 0..<3 {
+                let (place, inFlight) = journal[m]
+                // Not in flight: the journal holds the kernel's count. In flight: that step, written or not.
+                let short = place - killedAt[m], pulses = board.name == "step_dir"
+                #expect(short == 0 || (inFlight && short == 1),
+                        "module \(m): the journal holds \(place)\(inFlight ? " in flight" : ""), the kernel traced \(killedAt[m]) steps")
+                #expect(all[m] % turn == (perFlap * (m + 2) - (pulses ? short : 0) + turn) % turn,
+                        "module \(m): killed after \(killedAt[m]) steps (journal \(place)\(inFlight ? " in flight" : "")), \(all[m]) in all, \(all[m] % turn) into the turn, not on flap \(m + 2)")
+            }
+            return
         }
     }
 
