@@ -71,19 +71,18 @@ import Testing
         // 8 s message).
         // A guest starved for the whole 8 s stops a settled board, which says nothing of a stop
         // mid-transition: the scene is set up again, up to 3 times.
-        for attempt in 1...3 {
+        try await Self.untilMidTransition { attempt in
             guard let (console, first, second) = try await twoRuns(board, "stop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
                                                                    stepsPerRevolution: 80, first: "+++", interrupt: """
                 kill -TERM $f; wait $f
                 echo "FLAPD-EXIT stop $?"
                 echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
-                """) else { return }
+                """) else { return nil }
             #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
             let stopped = try #require(Self.saved("SAVED", console), "\(console)")
             let final = try #require(Self.saved("SAVED-AGAIN", console), "\(console)")
             guard stopped.contains(where: { $0 < 39 }) else {
-                if attempt == 3 { Issue.record("in 3 attempts the stop never came mid-transition: \(stopped)") }
-                continue
+                return "the stop never came mid-transition: \(stopped)"
             }
             let firstRun = board.steps(first), all = board.steps(first + second)
             for m in 0..<3 {
@@ -91,7 +90,18 @@ import Testing
                 #expect(firstRun[m] == 2 * stopped[m], "module \(m): \(firstRun[m]) steps, saved at flap \(stopped[m])")
                 #expect(all[m] % 80 == 2 * (m + 2) && final[m] == m + 2, "module \(m): \(all[m]) steps in all, saved \(final[m])")
             }
-            return
+            return nil
+        }
+    }
+
+    /// Sets a scene up again, up to 3 times, while `scene` (given its attempt, 1–3) returns what it
+    /// saw instead of an interrupt mid-transition: a guest starved for the whole transition
+    /// interrupts a settled board, which says nothing of an interrupt mid-transition. nil: done
+    /// (checked, or recorded). The third miss is recorded.
+    static func untilMidTransition(_ scene: (_ attempt: Int) async throws -> String?) async throws {
+        for attempt in 1...3 {
+            guard let missed = try await scene(attempt) else { return }
+            if attempt == 3 { Issue.record("in 3 attempts \(missed)") }
         }
     }
 
@@ -122,27 +132,26 @@ import Testing
         // A guest starved for the whole 8 s stops a settled chain (CI, stop 31: `[39, 39, 39]`),
         // which says nothing of a stop mid-transition: the scene is set up again, up to 3 times,
         // as for the drums.
-        for attempt in 1...3 {
+        try await Self.untilMidTransition { attempt in
             guard let (console, first, second) = try await twoRuns(Self.max7219, "ledstop", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
                                                                    stepsPerRevolution: 0, first: "+++", second: "BAB",
                                                                    record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
                 kill -TERM $f; wait $f
                 echo "FLAPD-EXIT stop $?"
                 echo "SAVED $(tr -d '\\n ' < /tmp/s/boards.json)"
-                """) else { return }
+                """) else { return nil }
             #expect(console.contains("FLAPD-EXIT stop 0"), "\(console)")
             let stopped = try #require(Self.saved("SAVED", console), "\(console)")
             print("ledstop: attempt \(attempt) stopped at flaps \(stopped)")
             guard stopped.contains(where: { $0 < 39 }) else {
-                if attempt == 3 { Issue.record("in 3 attempts the stop never came mid-transition: \(stopped)") }
-                continue
+                return "the stop never came mid-transition: \(stopped)"
             }
             let atStop = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
             let saved = stopped.map { LEDFont.rows(Drum.standard.glyphs[$0]) }
             #expect(atStop == saved, "the chain's last frame at the stop \(atStop); the saved flaps \(stopped) are drawn \(saved)")
             let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
             #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
-            return
+            return nil
         }
     }
 
@@ -154,7 +163,7 @@ import Testing
         // A starved guest can be killed after the transition has ended (stress-ng, da53684: the
         // chain's last frame was "+++"), which says nothing of a kill mid-transition: the scene
         // is set up again, up to 3 times, as for the stop.
-        for attempt in 1...3 {
+        try await Self.untilMidTransition { attempt in
             guard let (console, first, second) = try await twoRuns(Self.max7219, "ledkill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
                                                                    stepsPerRevolution: 0, first: "+++", second: "BAB",
                                                                    record: "grep gpio_value $T/trace | tail -n 9000", interrupt: """
@@ -162,19 +171,18 @@ import Testing
                 while [ $i -lt $n ]; do i=$((i + 1)); done
                 kill -KILL $f; wait $f
                 echo "KILLED after $n"
-                """) else { return }
+                """) else { return nil }
             #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
             let plus = LEDFont.rows(Drum.standard.glyphs[39])
             let atKill = GPIOHILTests.max7219Registers(first, devices: 3).map(GPIOHILTests.digits)
             print("ledkill: attempt \(attempt) killed with the chain's last frame \(atKill.map { $0 == plus ? "+" : "…" })")
             guard atKill.contains(where: { $0 != plus }) else {
-                if attempt == 3 { Issue.record("in 3 attempts the kill never came mid-transition: the chain's last frame \(atKill)") }
-                continue
+                return "the kill never came mid-transition: the chain's last frame \(atKill)"
             }
             let ended = GPIOHILTests.max7219Registers(second, devices: 3).map(GPIOHILTests.digits)
             #expect(ended == [GPIOHILTests.letterB, GPIOHILTests.letterA, GPIOHILTests.letterB], "after the restart's message: \(ended)")
             #expect(Self.saved("SAVED-AGAIN", console) == [2, 1, 2], "\(console)")
-            return
+            return nil
         }
     }
 
@@ -202,7 +210,7 @@ import Testing
         // 200 ms flips: "+++" takes 8 s. A starved guest can be killed after the transition has
         // ended (CI of edf2356, unipolar: `[390, 390, 390] of 390 steps`), which says nothing of
         // a kill mid-flip: the scene is set up again, up to 3 times, as for the stops.
-        for attempt in 1...3 {
+        try await Self.untilMidTransition { attempt in
             guard let (console, first, second) = try await twoRuns(board, "kill", timing: "{ flip_ms: 200, column_stagger_ms: 100 }",
                                                                    stepsPerRevolution: turn, first: "+++", interrupt: """
                 n=$(( $(od -An -tu2 -N2 /dev/urandom) % 1000 )); i=0
@@ -210,14 +218,13 @@ import Testing
                 kill -KILL $f; wait $f
                 echo "KILLED after $n"
                 echo "JOURNAL $(od -An -tu4 -v -j 16 -N 12 /tmp/s/steps-sim.bin)"
-                """) else { return }
+                """) else { return nil }
             #expect(console.contains { $0.hasPrefix("KILLED after ") }, "\(console)")
             let journal = try #require(Self.journaled(console), "\(console)")
             let killedAt = board.steps(first), all = board.steps(first + second)
             print("kill \(board.name): attempt \(attempt) killed at steps \(killedAt) of \(39 * perFlap)")
             guard killedAt.contains(where: { $0 < 39 * perFlap }) else {
-                if attempt == 3 { Issue.record("in 3 attempts the kill never came mid-transition: \(killedAt) of \(39 * perFlap) steps") }
-                continue
+                return "the kill never came mid-transition: \(killedAt) of \(39 * perFlap) steps"
             }
             for m in 0..<3 {
                 let (place, inFlight) = journal[m]
@@ -228,7 +235,7 @@ import Testing
                 #expect(all[m] % turn == (perFlap * (m + 2) - (pulses ? short : 0) + turn) % turn,
                         "module \(m): killed after \(killedAt[m]) steps (journal \(place)\(inFlight ? " in flight" : "")), \(all[m]) in all, \(all[m] % turn) into the turn, not on flap \(m + 2)")
             }
-            return
+            return nil
         }
     }
 
