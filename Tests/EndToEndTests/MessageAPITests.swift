@@ -173,9 +173,11 @@ import Testing
         #expect(await board.waitForLog("message API connected", count: 2), "\(board.stderr)")
         _ = try await hub.send("still here", from: "alice", to: "board")
         #expect(await board.waitForFrame { words($0) == ["STILL HERE"] && $0[1].contains("STILL") }, "\(board.stdout)")
-        // The hub's messages live 6 s (its config says): both zones clear.
+        // The hub's messages live 6 s (its config says): both zones clear. Bob's comes in its own
+        // zone; whether alice's is still beside it then depends on how long the starved machine
+        // took to show it, so that is not asserted (a CI under load saw alice's expire first).
         _ = try await hub.send("later", from: "bob", to: "board")
-        #expect(await board.waitForFrame { words($0) == ["STILL HERE", "LATER"] }, "\(board.stdout)")
+        #expect(await board.waitForFrame { words($0).last == "LATER" && $0[4].contains("LATER") }, "\(board.stdout)")
         #expect(await board.waitForFrame { words($0).isEmpty }, "\(board.stdout)")
         board.terminate()
         #expect(await board.waitForExit() == 0)
