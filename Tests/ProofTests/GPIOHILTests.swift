@@ -192,7 +192,7 @@ import Testing
             d=$!
             /flapd run --config /home.yaml --state-dir /tmp/state2 --plain --no-sound > /tmp/flapd2.log 2>&1 &
             f=$!
-            until grep -q "left still" /tmp/flapd2.log; do :; done
+            until grep -q "left still" /tmp/flapd2.log; do kill -0 $f 2>/dev/null || break; done
             # The local API starts after the outputs (which home first): ask until it answers.
             until /flapd status --url http://127.0.0.1:7000 > /tmp/status.json 2>/dev/null; do :; done
             echo "STATUS $(tr -d '\n' < /tmp/status.json)"
@@ -200,6 +200,14 @@ import Testing
             echo "FLAPD-EXIT dead $?"
             cat /tmp/flapd2.log
             echo END > $T/trace_marker; wait $d; cat /tmp/drum2
+            # Waits until the module stands still and normal; one gone faulty (its homing failed
+            # twice: a starved guest) ends the wait too, with FAULTY and its status on the console
+            # for the checks below to show — never a wait without an end.
+            still() {
+              until /flapd status --url http://127.0.0.1:7000 2>/dev/null | tr -d ' \\n' > /tmp/still && grep -q '"moving":false' /tmp/still && grep -q '"state":"normal"' /tmp/still; do
+                grep -q '"state":"faulty"' /tmp/still && { echo "FAULTY $1 $(cat /tmp/still)"; return 1; }
+              done
+            }
             /flapd calibrate --config /home.yaml --module 0,0 --offset 6 --state-dir /tmp/state3
             echo > $T/trace
             \(drum) --lose 70 > /tmp/drum3 &
@@ -207,12 +215,13 @@ import Testing
             /flapd run --config /home.yaml --state-dir /tmp/state3 --plain --no-sound > /tmp/flapd3.log 2>&1 &
             f=$!
             # Homed at start to the blank (no message yet); then a message that passes the magnet.
-            until /flapd status --url http://127.0.0.1:7000 2>/dev/null | tr -d ' \\n' > /tmp/s3 && grep -q '"moving":false' /tmp/s3 && grep -q '"state":"normal"' /tmp/s3; do :; done
+            still slip
             /flapd send --url http://127.0.0.1:7000 "+" > /dev/null
             for i in $(seq 3000); do
               /flapd status --url http://127.0.0.1:7000 > /tmp/status3.json 2>/dev/null
               tr -d ' \\n' < /tmp/status3.json > /tmp/s3
               grep -q '"magnet_errors":\\[1\\]' /tmp/s3 && grep -q '"moving":false' /tmp/s3 && break
+              grep -q '"state":"faulty"' /tmp/s3 && { echo "FAULTY slip $(cat /tmp/s3)"; break; }
             done
             echo "STATUS3 $(tr -d '\n' < /tmp/status3.json)"
             kill $f; wait $f
@@ -227,16 +236,17 @@ import Testing
             /flapd run --config /home.yaml --state-dir /tmp/state4 --plain --no-sound > /tmp/flapd4.log 2>&1 &
             f=$!
             api="--url http://127.0.0.1:7000"
-            still() { until /flapd status $api 2>/dev/null | tr -d ' \\n' > /tmp/s4 && grep -q '"moving":false' /tmp/s4 && grep -q '"state":"normal"' /tmp/s4; do :; done; }
-            still
+            still calibration
             /flapd calibrate start $api > /dev/null
             /flapd calibrate step $api --module 0,0 --steps 9 > /dev/null
-            still
+            still calibration
             echo "MARK4 $(/flapd calibrate mark $api --module 0,0 --showing ' ')"
             /flapd send $api C
             /flapd calibrate end $api > /dev/null
-            until /flapd status $api 2>/dev/null | tr -d ' \\n' | grep -q '"shows":\\["C"\\]'; do :; done
-            still
+            until /flapd status $api 2>/dev/null | tr -d ' \\n' > /tmp/s4 && grep -q '"shows":\\["C"\\]' /tmp/s4; do
+              grep -q '"state":"faulty"' /tmp/s4 && { echo "FAULTY calibration $(cat /tmp/s4)"; break; }
+            done
+            still calibration
             kill -9 $f; wait $f
             echo "CALIBRATION4 $(tr -d ' \\n' < /tmp/state4/calibration.json)"
             sed 's/^/FLAPD4 /' /tmp/flapd4.log
@@ -250,6 +260,7 @@ import Testing
         }
         #expect(console.contains("FLAPD-EXIT homed 0") && console.contains("FLAPD-EXIT dead 0") && console.contains("FLAPD-EXIT slip 0")
                 && drums.count == 4, "\(qemu.stdout)")
+        #expect(!console.contains { $0.hasPrefix("FAULTY ") }, "a module went faulty where it should have homed: \(console.filter { $0.hasPrefix("FAULTY ") })")
         #expect(drums.allSatisfy { $0["fifo"] == 1 }, "the drum was refused SCHED_FIFO: \(drums)")
         // Line 0 held by another program: flapd names it and does not start.
         #expect(console.contains("FLAPD-EXIT busy 1"), "\(qemu.stdout)")
