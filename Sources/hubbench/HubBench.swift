@@ -158,13 +158,15 @@ struct Scenario {
         let connectDeadline = Date().addingTimeInterval(120)
         while shared.online.load(ordering: .relaxed) < boards, Date() < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
         let connected = shared.online.load(ordering: .relaxed)
-        let rssAfter = processes.map { rss($0.processIdentifier) }.reduce(0, +)
         let pids = processes.map { $0.processIdentifier }
         let idleBefore = CPUTime.now(instances: pids, postmaster: postmaster)
         // Long enough that every board has pinged (their pings are spread over the interval).
         let idleSeconds = max(2, ping)
         try await Task.sleep(for: .seconds(idleSeconds))
         let idle = CPUTime.now(instances: pids, postmaster: postmaster) - idleBefore
+        // Read once every board is connected and the idle phase has passed: what an idle board
+        // holds, not what the connecting burst had not yet let go of.
+        let rssAfter = processes.map { rss($0.processIdentifier) }.reduce(0, +)
 
         // Senders: each posts to its boards in turn until the time is up (throughput, saturated);
         // then messages offered at a fixed rate, each from the next sender (latency below saturation).
