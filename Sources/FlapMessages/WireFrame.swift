@@ -155,8 +155,23 @@ public enum WireFrame: Codable, Equatable, Sendable {
         return nil
     }
 
-    /// The frame's JSON text, keys sorted.
+    /// The frame's JSON text, keys sorted. The frames flaphub writes for every message are
+    /// written directly (`JSONObjectText`: the same text), the others by their `Codable` definition.
     public var text: String {
+        var o = JSONObjectText(escapingSlashes: false)
+        switch self {
+        case .new(let m):
+            o.add("type", type); o.add("messageID", m.id); o.add("senderID", m.senderID); o.add("content", m.content)
+            o.add("timestamp", m.timestamp); o.add("unlockAt", m.unlockAt); o.add("message", m.jsonObject(escapingSlashes: false))
+            return o.text
+        case .delivered(let id, let recipient):
+            o.add("type", type); o.add("messageID", id); o.add("recipientID", recipient)
+            return o.text
+        case .deleted(let id):
+            o.add("type", type); o.add("messageID", id)
+            return o.text
+        default: break
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Every field is a string, a number or a message: encoding cannot fail.

@@ -21,7 +21,19 @@ enum RelayEvent: Sendable, Equatable, Codable {
         return whole.json.utf8.count <= maxEvent ? whole : .message(id: id, recipient: recipient, frame: nil)
     }
 
-    var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }
+    /// The text its `Codable` definition reads (written directly: one or two a message, issue 37).
+    var json: String {
+        var fields = JSONObjectText(escapingSlashes: true), event = JSONObjectText(escapingSlashes: true)
+        switch self {
+        case .frame(let user, let text):
+            fields.add("user", user); fields.add("text", text)
+            event.add("frame", fields)
+        case .message(let id, let recipient, let frame):
+            fields.add("id", id); fields.add("recipient", recipient); fields.add("frame", frame)
+            event.add("message", fields)
+        }
+        return event.text
+    }
     static func decode(_ text: String) -> RelayEvent? { try? JSONDecoder().decode(RelayEvent.self, from: Data(text.utf8)) }
 }
 
