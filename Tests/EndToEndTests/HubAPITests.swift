@@ -104,7 +104,7 @@ import FoundationNetworking
         #expect(try await hub.request("GET", "/api/v1/messages/\(messageID)", as: "alice").json["status"] as? String == "delivered")
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: HubEngine.allCases) func webSocketEvents(_ engine: HubEngine) async throws {
+    @Test(.timeLimit(.minutes(10)), arguments: HubEngine.allCases) func webSocketEvents(_ engine: HubEngine) async throws {
         let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
