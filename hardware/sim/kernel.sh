@@ -1,10 +1,21 @@
 # Sourced by the guest build scripts: Debian's amd64 kernel, resolved from linux-image-amd64
 # (not hard-coded), downloaded once and cached per package in $cache/$kernel_pkg/.
 cache=${FLAP_SIM_CACHE:-$HOME/.cache/flapboard-sim}
-kernel_pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-[ -n "$kernel_pkg" ] || { echo "cannot resolve linux-image-amd64 (apt-get update first)" >&2; exit 1; }
+mkdir -p "$cache"
+# Each apt-cache reads apt's whole cache (~1.2 s of processor time), and a test run sources this
+# for every guest it boots (process accounting of one: 56 runs, 70 s): the answer is kept in the
+# cache under a name made of apt's package lists (their names, sizes and times), so that it is
+# asked again after every `apt-get update` that changed them, and only then.
+resolved=$cache/kernel-resolved-$(stat -c '%n %s %Y' /var/lib/apt/lists/*Packages* 2>/dev/null | md5sum | cut -c1-12)
+if [ -s "$resolved" ]; then
+  read -r kernel_pkg kernel_deb_version < "$resolved"
+else
+  kernel_pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  [ -n "$kernel_pkg" ] || { echo "cannot resolve linux-image-amd64 (apt-get update first)" >&2; exit 1; }
+  kernel_deb_version=$(apt-cache show "$kernel_pkg" | awk '/^Version:/ {print $2; exit}')   # 6.1.192-2
+  echo "$kernel_pkg $kernel_deb_version" > "$resolved.$$" && mv "$resolved.$$" "$resolved"
+fi
 kernel_version=${kernel_pkg#linux-image-}                      # 6.1.0-56-amd64
-kernel_deb_version=$(apt-cache show "$kernel_pkg" | awk '/^Version:/ {print $2; exit}')   # 6.1.192-2
 # The version of one of the kernel's sibling packages (linux-kbuild-6.1, linux-source-6.1) built
 # from the same upstream release: the archive may hold them at another Debian revision than the
 # image (6.1.192-3 beside the image's 6.1.192-2, seen on bookworm-security); any of them will do.
