@@ -315,12 +315,14 @@ if !withHub {
 }
 
 // `./fuzz` (FLAP_FUZZ=1): the project's own modules built for libFuzzer — coverage and the address
-// sanitizer, symbols — and their dependencies not: those are then the release build the wall's
+// sanitizer — and their dependencies not: those are then the release build the wall's
 // (packaging/build-wall) already is, in the same scratch folder (`.build-wall`), so fuzzing costs
-// the project's modules a second time, not the whole graph (issue 33).
+// the project's modules a second time, not the whole graph (issue 33). With the wall's flags comes
+// its `-gnone`, last on every command: a report names the functions (symbols), not their lines —
+// replaying the input with a debug build (`swift run flapfuzz TARGET FILE`) does.
 if Context.environment["FLAP_FUZZ"] == "1" {
     for target in package.targets where target.name.lowercased().hasPrefix("flap") && !target.isTest {
-        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-g"])]
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address"])]
         if target.name == "flapfuzz" {
             target.swiftSettings! += [.define("FUZZING")]
             target.linkerSettings = [.unsafeFlags(["-sanitize=fuzzer,address"])]
