@@ -27,7 +27,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // One trait, not Hummingbird's two defaults: with two, SwiftPM 6.3 writes their defines
+        // (-DConfigurationSupport, -DFullFoundation) in an order that changes from one run to the
+        // next, so `swift test` after `swift build --build-tests` (or any two builds) compiled
+        // Hummingbird's modules again one time in two. Its other trait, swift-configuration's
+        // readers for Hummingbird's settings, is not used here.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
