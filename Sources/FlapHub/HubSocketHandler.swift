@@ -38,6 +38,7 @@ final class HubSocketHandler: ChannelDuplexHandler {
         state = .waiting(context.eventLoop.scheduleTask(in: .seconds(10)) {
             let (handler, context) = bound.value
             guard case .waiting = handler.state else { return }
+            handler.logger.info("socket closed: no authenticate frame within 10 s")
             handler.close(context, .policyViolation, "authenticate first")
         })
     }

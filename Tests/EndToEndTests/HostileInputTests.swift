@@ -128,6 +128,7 @@ import Glibc
         let silent = await Self.exchangeBytes(port: hub.port, handshake)
         #expect(closes(with: 1008, silent) && String(decoding: silent, as: UTF8.self).contains("authenticate first"),
                 "no authentication: \(String(decoding: silent.suffix(200), as: UTF8.self))")
+        #expect(await hub.process!.waitUntil { _, e in e.contains("socket closed: no authenticate frame within 10 s") }, "the hub says why it closed the socket")
         let stranger = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, Array(#"{"type":"authenticate","token":"nope"}"#.utf8)))
         #expect(String(decoding: stranger, as: UTF8.self).contains("unauthorized") && closes(with: 1000, stranger),
                 "a bad token: \(String(decoding: stranger.suffix(200), as: UTF8.self))")

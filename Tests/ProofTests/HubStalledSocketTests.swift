@@ -16,9 +16,8 @@ import TestWaits
         let hub = try await HubHarness(config: "messages_per_hour: 100000", engine: .sqlite)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
-        let healthy = SocketWatch(port: hub.port, token: hub.tokens["board"]!, displays: false)
+        let healthy = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!, displays: false))
         defer { healthy.stop() }
-        #expect(await healthy.wait { $0.contains("\"type\":\"authenticated\"") })
         let stalled = try StalledClient(port: hub.port, token: hub.tokens["board"]!)
         defer { stalled.close() }
         let process = try #require(hub.process)
