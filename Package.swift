@@ -283,6 +283,8 @@ let package = Package(
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "WSClient", package: "swift-websocket"),
             ],
             path: "Tests/EndToEndSupport"),
         // End-to-end: the real flapd executable as a process, over real loopback HTTP, against
@@ -292,8 +294,6 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "FlapMessages", "flapd", "flaphub", "flapserial", "flapgpio", "flapfuzz", "FlapSerialTesting", "EndToEndSupport", "TestWaits", "FlapCore", "FlapInput",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "WSClient", package: "swift-websocket"),
             ]),
         // The proofs on real parts that take minutes or whole machines: QEMU guests (gpio-sim, a
         // UART, systemd), the aarch64 build, Chromium, PostgreSQL and nginx, Mosquitto, the
@@ -303,8 +303,6 @@ let package = Package(
             dependencies: [
                 "flapd", "flaphub", "flapserial", "flapgpio", "FlapSerialTesting", "PostgresTesting", "EndToEndSupport", "TestWaits",
                 "FlapGPIO", "FlapCore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "WSClient", package: "swift-websocket"),
             ]),
     ]
 )

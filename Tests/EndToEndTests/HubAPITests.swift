@@ -1,9 +1,6 @@
 import EndToEndSupport
 import Foundation
-import Synchronization
 import Testing
-import WSClient
-import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -108,63 +105,22 @@ import FoundationNetworking
         let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
-        let seen = Seen()
-        let (events, continuation) = AsyncStream.makeStream(of: String.self)
-        let boardToken = hub.tokens["board"]!, aliceToken = hub.tokens["alice"]!
-        let url = "ws://127.0.0.1:\(hub.port)/ws"
-        let logger = Logger(label: "test")
-        // On a starved machine the hub may read a socket's `authenticate` after its 10 s deadline
-        // and close it, as its door must: a board then connects again, and so does each socket
-        // here (up to five times, until it has authenticated).
-        let authenticated = { @Sendable (who: String) in seen.all.withLock { $0.contains { $0.hasPrefix(who + " {\"type\":\"authenticated\"") } } }
-        // Alice's socket hears about delivery and display.
-        let alice = Task {
-            for _ in 1...5 where !authenticated("alice") {
-                _ = try? await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
-                    try await outbound.write(.text(#"{"type":"authenticate","token":"\#(aliceToken)"}"#))
-                    for try await m in inbound.messages(maxSize: 1 << 16) {
-                        if case .text(let t) = m { seen.all.withLock { $0.append("alice " + t) }; continuation.yield("alice " + t) }
-                    }
-                }
-            }
-        }
-        let board = Task {
-            for _ in 1...5 where !authenticated("board") {
-                _ = try? await WebSocketClient.connect(url: url, logger: logger) { inbound, outbound, _ in
-                    try await outbound.write(.text(#"{"type":"authenticate","token":"\#(boardToken)"}"#))
-                    for try await m in inbound.messages(maxSize: 1 << 16) {
-                        guard case .text(let t) = m else { continue }
-                        seen.all.withLock { $0.append("board " + t) }
-                        continuation.yield("board " + t)
-                        if t.contains("authenticated") {
-                            try await outbound.write(.text("not json"))
-                            try await outbound.write(.text(#"{"type":"ping"}"#))
-                        }
-                        if t.contains("message.new"), let id = t.firstMatch(of: /"messageID":"([^"]+)"/)?.1 {
-                            try await outbound.write(.text(#"{"type":"message.displayed","messageID":"\#(id)"}"#))
-                        }
-                    }
-                }
-            }
-        }
-        defer { alice.cancel(); board.cancel() }
-        var iterator = events.makeAsyncIterator()
-        /// Whether an event holding `text` came (now or later; in any order with the others).
-        func wait(for text: String) async -> Bool {
-            while !seen.all.withLock({ $0.contains { $0.contains(text) } }) {
-                guard await iterator.next() != nil else { return false }
-            }
-            return true
-        }
-        #expect(await wait(for: "board {\"type\":\"pong\"}"), "\(hub.process?.stderr ?? "")")
-        #expect(await wait(for: "board {\"code\":\"bad_frame\""))
-        #expect(await wait(for: "alice {\"type\":\"authenticated\""))
+        // The board answers its `authenticated` with a frame that is not JSON and a ping, and
+        // shows every message; alice's socket hears about delivery and display.
+        let board = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!) { frame in
+            (frame.contains("\"type\":\"authenticated\"") ? ["not json", #"{"type":"ping"}"#] : []) + SocketWatch.displaysEveryMessage(frame)
+        }, "\(hub.process?.stderr ?? "")")
+        defer { board.stop() }
+        let alice = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["alice"]!))
+        defer { alice.stop() }
+        #expect(await board.wait { $0.contains(#"{"type":"pong"}"#) }, "\(board.frames)")
+        #expect(await board.wait { $0.hasPrefix(#"{"code":"bad_frame""#) }, "\(board.frames)")
         let id = try await hub.send("over the socket", from: "alice", to: "board")
-        #expect(await wait(for: "\"type\":\"message.delivered\""))
-        #expect(await wait(for: "\"type\":\"message.displayed\""))
+        #expect(await alice.wait { $0.contains(#""type":"message.delivered""#) && $0.contains(id) }, "\(alice.frames)")
+        #expect(await alice.wait { $0.contains(#""type":"message.displayed""#) && $0.contains(id) }, "\(alice.frames)")
         #expect(try await hub.request("GET", "/api/v1/messages/\(id)", as: "alice").json["status"] as? String == "displayed")
-        #expect(seen.all.withLock { $0.contains { $0.hasPrefix("board") && $0.contains("\"content\":\"over the socket\"") } })
+        #expect(board.frames.contains { $0.contains("\"content\":\"over the socket\"") })
         #expect(try await hub.request("DELETE", "/api/v1/messages/\(id)", as: "alice").status == 204)
-        #expect(await wait(for: "board {\"messageID\":\"\(id)\",\"type\":\"message.deleted\"}"))
+        #expect(await board.wait { $0.contains(#"{"messageID":"\#(id)","type":"message.deleted"}"#) }, "\(board.frames)")
     }
 }

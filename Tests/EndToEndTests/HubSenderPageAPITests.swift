@@ -1,8 +1,6 @@
 import EndToEndSupport
 import Foundation
-import Logging
 import Testing
-import WSClient
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -73,21 +71,14 @@ import FoundationNetworking
         await hub.stop()
     }
 
-    /// Sends frames as the board, then a ping; returns what the hub said until its pong (frames
-    /// are taken in order, so what they did is done by then).
+    /// Sends frames as the board once authenticated, then a ping; returns what the hub said until
+    /// its pong (frames are taken in order, so what they did is done by then).
     func face(_ hub: HubHarness, _ frames: [String]) async throws -> [String] {
-        let token = hub.tokens["board"]!
-        let heard = Seen()
-        try await WebSocketClient.connect(url: "ws://127.0.0.1:\(hub.port)/ws", logger: Logger(label: "test")) { inbound, outbound, _ in
-            try await outbound.write(.text(#"{"type":"authenticate","token":"\#(token)"}"#))
-            for f in frames { try await outbound.write(.text(f)) }
-            try await outbound.write(.text(#"{"type":"ping"}"#))
-            for try await m in inbound.messages(maxSize: 1 << 16) {
-                guard case .text(let t) = m else { continue }
-                heard.all.withLock { $0.append(t) }
-                if t.contains("\"pong\"") { try await outbound.close(.normalClosure, reason: nil); break }
-            }
-        }
-        return heard.all.withLock { $0 }
+        let socket = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!) { frame in
+            frame.contains("\"type\":\"authenticated\"") ? frames + [#"{"type":"ping"}"#] : []
+        }, "\(hub.process?.stderr ?? "")")
+        defer { socket.stop() }
+        #expect(await socket.wait { $0.contains("\"pong\"") }, "\(socket.frames)")
+        return socket.frames
     }
 }

@@ -1,11 +1,9 @@
 import EndToEndSupport
 import Foundation
-import Logging
 import PostgresTesting
 import Synchronization
 import Testing
 import TestWaits
-import WSClient
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -20,11 +18,11 @@ import FoundationNetworking
         try await a.start()
         try await b.start()
         // The board has a socket on each instance; alice hers on B.
-        let boardOnA = try #require(await SocketWatch.authenticated(port: a.port, token: a.tokens["board"]!, displays: true))
+        let boardOnA = try #require(await SocketWatch.authenticated(port: a.port, token: a.tokens["board"]!, replies: SocketWatch.displaysEveryMessage))
         defer { boardOnA.stop() }
-        let boardOnB = try #require(await SocketWatch.authenticated(port: b.port, token: a.tokens["board"]!, displays: false))
+        let boardOnB = try #require(await SocketWatch.authenticated(port: b.port, token: a.tokens["board"]!))
         defer { boardOnB.stop() }
-        let alice = try #require(await SocketWatch.authenticated(port: b.port, token: a.tokens["alice"]!, displays: false))
+        let alice = try #require(await SocketWatch.authenticated(port: b.port, token: a.tokens["alice"]!))
         defer { alice.stop() }
 
         let first = try await a.send("across", from: "alice", to: "board")
@@ -193,62 +191,4 @@ extension HubInstancesTests {
         #expect(stored.hasPrefix("80|"), "\(stored)")
         for hub in [a, b] { #expect(kill(hub.process!.pid, 0) == 0, "the hub is still running") }
     }
-}
-
-/// One WebSocket client of flaphub: authenticates, keeps every frame, and (when `displays`)
-/// reports each new message displayed.
-final class SocketWatch: Sendable {
-    private let seen = Seen()
-    private let task: Task<Void, any Error>
-    private let signal: AsyncStream<Void>.Continuation
-    private let changes: AsyncStream<Void>
-
-    init(port: Int, token: String, displays: Bool) {
-        let (changes, signal) = AsyncStream.makeStream(of: Void.self)
-        (self.changes, self.signal) = (changes, signal)
-        let seen = self.seen
-        task = Task {
-            // However the socket ends (refused, closed, cancelled), `wait` then says so at once.
-            defer { signal.finish() }
-            // Frames up to the hub's 64 KiB (a VBML message of 8 KiB is more than WSClient's 16 KiB).
-            try await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/ws", configuration: .init(maxFrameSize: 1 << 16),
-                                              logger: Logger(label: "test")) { inbound, outbound, _ in
-                try await outbound.write(.text(#"{"type":"authenticate","token":"\#(token)"}"#))
-                for try await m in inbound.messages(maxSize: 1 << 16) {
-                    guard case .text(let t) = m else { continue }
-                    seen.all.withLock { $0.append(t) }
-                    signal.yield()
-                    if displays, t.contains("message.new"), let id = t.firstMatch(of: /"messageID":"([^"]+)"/)?.1 {
-                        try await outbound.write(.text(#"{"type":"message.displayed","messageID":"\#(id)"}"#))
-                    }
-                }
-            }
-        }
-    }
-
-    /// A watch whose socket has authenticated, or nil. On a starved machine a hub may read a
-    /// socket's `authenticate` after its 10 s deadline and close it ("authenticate first"), as its
-    /// door must: a board then connects again (flapd, with its backoff), and so does this — up to
-    /// five times.
-    static func authenticated(port: Int, token: String, displays: Bool) async -> SocketWatch? {
-        for _ in 1...5 {
-            let watch = SocketWatch(port: port, token: token, displays: displays)
-            if await watch.wait({ $0.contains("\"type\":\"authenticated\"") }) { return watch }
-            watch.stop()
-        }
-        return nil
-    }
-
-    var frames: [String] { seen.all.withLock { $0 } }
-
-    /// Whether a frame satisfying `condition` came (now or later); false once the socket ends.
-    func wait(_ condition: (String) -> Bool) async -> Bool {
-        var iterator = changes.makeAsyncIterator()
-        while !frames.contains(where: condition) {
-            guard await iterator.next() != nil else { return false }
-        }
-        return true
-    }
-
-    func stop() { task.cancel(); signal.finish() }
 }

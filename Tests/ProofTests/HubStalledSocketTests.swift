@@ -16,7 +16,7 @@ import TestWaits
         let hub = try await HubHarness(config: "messages_per_hour: 100000", engine: .sqlite)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])
         try await hub.start()
-        let healthy = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!, displays: false))
+        let healthy = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!))
         defer { healthy.stop() }
         let stalled = try StalledClient(port: hub.port, token: hub.tokens["board"]!)
         defer { stalled.close() }
