@@ -186,14 +186,18 @@ public final class HubStore: Sendable {
 
     public func recipient(_ idOrName: String, of sender: String) async throws -> Recipient? {
         guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
-        let rows = try await db.query("""
+        let parameters: [SQLValue] = [.text(sender), .text(idOrName.lowercased()), .text(idOrName)]
+        // PostgreSQL: the same statement in a function of the schema (HubSchema.v7), planned once.
+        let rows = db is PostgresDatabase
+            ? try await db.query("SELECT * FROM flaphub_recipient(?, ?, ?)", parameters)
+            : try await db.query("""
             SELECT u.id, u.username, u.display_name,
                    CASE WHEN EXISTS(SELECT 1 FROM blocks WHERE user_id = u.id AND blocked_id = ?) THEN 1 ELSE 0 END,
                    CASE WHEN EXISTS(SELECT 1 FROM friendships WHERE user_id = ? AND friend_id = u.id) THEN 1 ELSE 0 END,
                    t.transition, t.speed
             FROM users u LEFT JOIN board_transitions t ON t.user_id = u.id
             WHERE u.id = ? OR lower(u.username) = lower(?)
-            """, [.text(sender), .text(sender), .text(idOrName.lowercased()), .text(idOrName)])
+            """, [parameters[0]] + parameters)
         return try rows.map { r in
             Recipient(user: User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), blocks: r[3].int == 1, friends: r[4].int == 1,
                       transition: r[5].text.flatMap { transition in r[6].text.map { (transition, $0) } })

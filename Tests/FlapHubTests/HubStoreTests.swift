@@ -103,9 +103,27 @@ func temporaryDatabase() -> String {
         #expect(try await store.markDisplayed("m", by: id["me"]!, now: 15)?.status == "displayed")
     }
 
+    /// A send's recipient, by id or by name in any case: whether they block the sender and
+    /// whether they are friends (PostgreSQL's in a function of the schema, version 7).
+    @Test(arguments: Engine.allCases) func aRecipientIsFoundWithTheirBlockAndFriendship(_ engine: Engine) async throws {
+        let (store, id) = try await store(["Sender", "Friend", "Blocker", "Stranger"], engine)
+        try await store.befriend(id["Sender"]!, id["Friend"]!, now: 1)
+        try await store.befriend(id["Sender"]!, id["Blocker"]!, now: 1)
+        try await store.block(id["Blocker"]!, id["Sender"]!)
+        func answer(_ name: String) async throws -> [String]? {
+            try await store.recipient(name, of: id["Sender"]!).map { [$0.user.id, $0.user.username, "\($0.blocks)", "\($0.friends)"] }
+        }
+        #expect(try await answer("fRIEND") == [id["Friend"]!, "Friend", "false", "true"])
+        #expect(try await answer(id["Friend"]!.uppercased()) == [id["Friend"]!, "Friend", "false", "true"])
+        #expect(try await answer("blocker") == [id["Blocker"]!, "Blocker", "true", "false"])
+        #expect(try await answer("stranger") == [id["Stranger"]!, "Stranger", "false", "false"])
+        #expect(try await answer("nobody") == nil)
+        #expect(try await answer("no one!") == nil)
+    }
+
     /// The POST that sent a message and the socket it was shown on may both deliver it at once:
     /// exactly one of them gets to tell the sender. 450 ids are marked in three statements
-    /// (`DeliveryMarks.batch`), an id that is none among them.
+    /// (`DeliveryMarks.batch`; PostgreSQL's function, one), an id that is none among them.
     @Test(arguments: Engine.allCases) func aMessageIsDeliveredOnceWhoeverDeliversIt(_ engine: Engine) async throws {
         let (store, id) = try await store(["a", "me"], engine)
         for i in 0..<450 { try await store.insert(message("m\(i)", from: id["a"]!, to: id["me"]!, at: 10)) }
@@ -206,14 +224,14 @@ func temporaryDatabase() -> String {
         // A second start changes nothing.
         #expect(try await HubStore(try await database()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
-            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 6)
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 7)
             // Version 6: a user found by id or by name (every send's recipient) through indexes, not
             // by reading every user.
             let plan = try await store.db.query("EXPLAIN QUERY PLAN SELECT id FROM users WHERE id = 'x' OR lower(username) = lower('Alice')")
                 .compactMap { $0.last?.text }
             #expect(plan.contains { $0.contains("INDEX users_lower_username") } && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
         } else {
-            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6])
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6, 7])
         }
     }
 
@@ -224,7 +242,7 @@ func temporaryDatabase() -> String {
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()
         }
-        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6")
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6,7")
     }
 }
 
