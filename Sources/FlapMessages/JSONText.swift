@@ -55,6 +55,11 @@ public struct JSONObjectText: Sendable {
     }
 
     private func quoted(_ string: String) -> String {
+        // Most strings (ids, usernames, plain text) need no escape: copied whole.
+        let slash = escapingSlashes ? UInt8(ascii: "/") : UInt8(ascii: "\"")
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == slash }) {
+            return "\"" + string + "\""
+        }
         var out = [UInt8]()
         out.reserveCapacity(string.utf8.count + 2)
         out.append(UInt8(ascii: "\""))
