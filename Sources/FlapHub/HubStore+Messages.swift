@@ -118,19 +118,18 @@ extension HubStore {
     /// many requests and sockets deliver it at the same time).
     /// One statement for every `DeliveryMarks.batch` ids (on PostgreSQL, one for all).
     public func markDelivered(_ ids: [String], now: Double) async throws -> [Message] {
-        var marked: [Message] = []
+        let valid = ids.filter(Self.isID).map { $0.lowercased() }
+        guard !valid.isEmpty else { return [] }
         if let postgres = db as? PostgresDatabase {
             // One statement whatever the count, in a function of the schema (HubSchema.v7), planned once.
-            let valid = ids.filter(Self.isID).map { $0.lowercased() }
-            guard !valid.isEmpty else { return [] }
             var b = PostgresBindings(capacity: 2)
             b.append(valid); b.append(now)
             let rows = try await postgres.query(PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM flaphub_mark_delivered($1, $2)", binds: b))
             return try rows.map(Self.message)
         }
-        let valid = ids.filter(Self.isID).map { SQLValue.text($0.lowercased()) }
+        var marked: [Message] = []
         for start in stride(from: 0, to: valid.count, by: DeliveryMarks.batch) {
-            let some = valid[start..<min(start + DeliveryMarks.batch, valid.count)]
+            let some = valid[start..<min(start + DeliveryMarks.batch, valid.count)].map(SQLValue.text)
             let places = Array(repeating: "?", count: some.count).joined(separator: ",")
             let rows = try await db.query("UPDATE messages SET delivered_at = ? WHERE id IN (\(places)) AND delivered_at IS NULL AND expires_at > ? RETURNING \(Self.columns)",
                                           [.double(now)] + some + [.double(now)])
