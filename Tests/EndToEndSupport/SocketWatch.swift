@@ -15,6 +15,9 @@ public final class SocketWatch: Sendable {
         return [#"{"type":"message.displayed","messageID":"\#(id)"}"#]
     }
 
+    /// Whether `frame` is the hub's answer to a good `authenticate`.
+    public static func isAuthenticated(_ frame: String) -> Bool { frame.contains("\"type\":\"authenticated\"") }
+
     init(port: Int, token: String, replies: @escaping @Sendable (String) -> [String]) {
         let (changes, signal) = AsyncStream.makeStream(of: Void.self)
         (self.changes, self.signal) = (changes, signal)
@@ -45,7 +48,7 @@ public final class SocketWatch: Sendable {
                                      replies: @escaping @Sendable (String) -> [String] = { _ in [] }) async -> SocketWatch? {
         for _ in 1...5 {
             let watch = SocketWatch(port: port, token: token, replies: replies)
-            if await watch.wait({ $0.contains("\"type\":\"authenticated\"") }) { return watch }
+            if await watch.wait(isAuthenticated) { return watch }
             watch.stop()
         }
         return nil
@@ -55,6 +58,8 @@ public final class SocketWatch: Sendable {
     public var frames: [String] { seen.all.withLock { $0 } }
 
     /// Whether a frame satisfying `condition` came (now or later); false once the socket ends.
+    /// One wait at a time: the frames' signal is one `AsyncStream`, and two tasks awaiting it at
+    /// once trap.
     public func wait(_ condition: (String) -> Bool) async -> Bool {
         var iterator = changes.makeAsyncIterator()
         while !frames.contains(where: condition) {

@@ -108,7 +108,7 @@ import FoundationNetworking
         // The board answers its `authenticated` with a frame that is not JSON and a ping, and
         // shows every message; alice's socket hears about delivery and display.
         let board = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!) { frame in
-            (frame.contains("\"type\":\"authenticated\"") ? ["not json", #"{"type":"ping"}"#] : []) + SocketWatch.displaysEveryMessage(frame)
+            (SocketWatch.isAuthenticated(frame) ? ["not json", #"{"type":"ping"}"#] : []) + SocketWatch.displaysEveryMessage(frame)
         }, "\(hub.process?.stderr ?? "")")
         defer { board.stop() }
         let alice = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["alice"]!))

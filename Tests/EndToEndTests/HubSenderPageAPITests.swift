@@ -75,7 +75,7 @@ import FoundationNetworking
     /// its pong (frames are taken in order, so what they did is done by then).
     func face(_ hub: HubHarness, _ frames: [String]) async throws -> [String] {
         let socket = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!) { frame in
-            frame.contains("\"type\":\"authenticated\"") ? frames + [#"{"type":"ping"}"#] : []
+            SocketWatch.isAuthenticated(frame) ? frames + [#"{"type":"ping"}"#] : []
         }, "\(hub.process?.stderr ?? "")")
         defer { socket.stop() }
         #expect(await socket.wait { $0.contains("\"pong\"") }, "\(socket.frames)")
