@@ -80,28 +80,18 @@ public struct QEMUGuest {
     public init(built dir: String) { self.dir = dir; self.machine = .amd64 }
 
     /// Boots it; its console is stdout. `serial`: QEMU arguments for a second UART.
-    ///
-    /// At `nice -n 5` (issue 33): CI's tests start a dozen of these guests at once, and each is a
-    /// scenario that holds on a starved machine; the package's two systemd guests (PackageTests,
-    /// not booted here) are one chain of builds and boots that ended last, on a machine these
-    /// guests kept busy (fresh CI of 2026-12-04: the amd64 guest booted 4 min into the tests and
-    /// its suite was the last to end, after 597 s of the tests' 609). Lower, they take what the chain
-    /// leaves.
     public func boot(memoryMB: Int = 1024, cpus: Int = 1, extra: [String] = []) throws -> FlapdProcess {
         if machine != .amd64 {
-            return try FlapdProcess(Self.niced + ["/usr/bin/qemu-system-aarch64",
+            return try FlapdProcess([
                 "-M", "virt", "-cpu", "cortex-a72", "-accel", "tcg", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
                 "-kernel", dir + "/kernel", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyAMA0 panic=-1 quiet",
                 "-serial", "stdio",
-            ] + extra, executable: "/usr/bin/nice")
+            ] + extra, executable: "/usr/bin/qemu-system-aarch64")
         }
-        return try FlapdProcess(Self.niced + ["/usr/bin/qemu-system-x86_64",
+        return try FlapdProcess([
             "-accel", "tcg", "-cpu", "max", "-m", "\(memoryMB)", "-smp", "\(cpus)", "-display", "none", "-no-reboot", "-monitor", "none",
             "-kernel", dir + "/kernel", "-initrd", dir + "/initrd.cpio", "-append", "console=ttyS0 panic=-1 quiet no_timer_check",
             "-serial", "stdio",
-        ] + extra, executable: "/usr/bin/nice")
+        ] + extra, executable: "/usr/bin/qemu-system-x86_64")
     }
-
-    /// `nice`'s arguments before the emulator's path (`nice` execs it: the process is the emulator).
-    static let niced = ["-n", "5"]
 }
