@@ -15,18 +15,21 @@ struct PackageTests {
     /// wall's build that `./setup --test` made (`.build-wall`) up to date with the tree — the
     /// first release build of the whole graph is never made under this test's limit (issue 33);
     /// without it, the build says to run `./setup --test`.
-    static let package = Task<String, any Error> {
-        let out = try scratchDirectory("flap-deb")
-        let build = try Self.chained([QEMUGuest.repository.path + "/packaging/build-deb", "--out", out], executable: "/bin/bash")
-        guard await build.waitForExit(within: 3600) == 0 else { throw HarnessError("build-deb failed: \(build.stderr.suffix(3000))") }
-        return try #require(build.stdout.split(separator: "\n").last.map(String.init))
-    }
+    static let package = Task<String, any Error> { try await buildDeb([], into: "flap-deb") }
 
     /// flaphub's package of this tree (amd64: see packaging/build-deb), built once per test run.
-    static let hubPackage = Task<String, any Error> {
-        let out = try scratchDirectory("flap-deb-hub")
-        let build = try Self.chained([QEMUGuest.repository.path + "/packaging/build-deb", "--package", "flaphub", "--out", out], executable: "/bin/bash")
-        guard await build.waitForExit(within: 3600) == 0 else { throw HarnessError("build-deb --package flaphub failed: \(build.stderr.suffix(3000))") }
+    static let hubPackage = Task<String, any Error> { try await buildDeb(["--package", "flaphub"], into: "flap-deb-hub") }
+
+    /// `packaging/build-deb` with `options`, into a new scratch folder named `scratch`, as a step
+    /// of the chain; the path of the package it made. Its bound: a build may wait its turn at the
+    /// wall's build (SwiftPM's lock on .build-wall) behind the others, on a machine the suites'
+    /// guests keep busy.
+    static func buildDeb(_ options: [String], into scratch: String) async throws -> String {
+        let out = try scratchDirectory(scratch)
+        let build = try chained([QEMUGuest.repository.path + "/packaging/build-deb"] + options + ["--out", out], executable: "/bin/bash")
+        guard await build.waitForExit(within: 3600) == 0 else {
+            throw HarnessError((["build-deb"] + options).joined(separator: " ") + " failed: \(build.stderr.suffix(3000))")
+        }
         return try #require(build.stdout.split(separator: "\n").last.map(String.init))
     }
 
@@ -232,12 +235,7 @@ struct PackageTests {
     /// its second half proved the unit and dpkg again, which the amd64 guest proves).
     @Test(.enabled(if: Arm64Build.binary != nil, "no aarch64 build here: `sudo packaging/build-arm64` makes one"))
     func theArm64PackageUnderSystemdOnAnArm64Kernel() async throws {
-        let out = try scratchDirectory("flap-deb-arm64")
-        let build = try Self.chained([QEMUGuest.repository.path + "/packaging/build-deb", "--arch", "arm64", "--out", out], executable: "/bin/bash")
-        // The bound of the other packages' builds: it waits its turn at the wall's build (SwiftPM's
-        // lock on .build-wall) behind theirs, on a machine the suites' guests keep busy.
-        try #require(await build.waitForExit(within: 3600) == 0, "build-deb --arch arm64 failed: \(build.stderr.suffix(3000))")
-        let deb = try #require(build.stdout.split(separator: "\n").last.map(String.init))
+        let deb = try await Self.buildDeb(["--arch", "arm64"], into: "flap-deb-arm64")
         let lintian = try await run(["/usr/bin/lintian", "--fail-on", "error,warning", deb])
         #expect(lintian.status == 0, "\(lintian.output)")
         try await expectNoBuildPath(deb, runs: false)
