@@ -23,6 +23,9 @@ import TestWaits
         // 2: FULL — the WAL is synced at each commit, so an answered write survives a power cut.
         #expect(try await db.query("PRAGMA synchronous", []).first?.first?.int == 2)
         #expect(try await db.query("PRAGMA journal_mode", []).first?.first == .text("wal"))
+        // The writer's savepoint journals in memory (2), its WAL copied back every 10,000 pages.
+        #expect(try await db.query("PRAGMA temp_store", []).first?.first?.int == 2)
+        #expect(try await db.query("PRAGMA wal_autocheckpoint", []).first?.first?.int == 10000)
     }
 
     /// While the first transaction holds the batch (its body waits), 40 more come: they are
