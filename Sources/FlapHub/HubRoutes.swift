@@ -90,7 +90,7 @@ extension Hub {
         if options.transition == nil, let (transition, speed) = transition {
             options.transition = TransitionFields(transition: transition, speed: speed)
         }
-        return HubStore.Message(id: UUID().uuidString.lowercased(), senderID: sender.id, recipientID: recipient, content: content,
+        return HubStore.Message(id: HubStore.newMessageID(at: t), senderID: sender.id, recipientID: recipient, content: content,
                                 contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL, options: options)
     }
 

@@ -25,6 +25,30 @@ extension HubStore {
         var visibleAt: Double { max(createdAt, unlockAt ?? createdAt) }
     }
 
+    /// A new message's id: a UUID of version 7 (RFC 9562) — its first 48 bits `t` in
+    /// milliseconds, 74 of the rest random — so messages stored one after another have ids that
+    /// sort together: each is added at the end of the id's index, not on a page of its own
+    /// (SQLite wrote one random page of that index for every message, and the WAL and its
+    /// checkpoint each wrote it again).
+    public static func newMessageID(at t: Double) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var random = SystemRandomNumberGenerator()
+        let ms = UInt64(max(0, min(t * 1000, Double(1 << 48 - 1))))
+        for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: ms >> (40 - 8 * UInt64(i))) }
+        var rest = (random.next() as UInt64, random.next() as UInt64)
+        withUnsafeBytes(of: &rest) { for i in 6..<16 { bytes[i] = $0[i] } }
+        bytes[6] = 0x70 | bytes[6] & 0x0F
+        bytes[8] = 0x80 | bytes[8] & 0x3F
+        let hex = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (i, b) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(hex[Int(b >> 4)]); text.append(hex[Int(b & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     static let columns = "id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, delivered_at, displayed_at, options"
 
     public func insert(_ m: Message) async throws { try await Self.insert(m, into: db) }
