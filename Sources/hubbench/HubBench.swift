@@ -57,7 +57,7 @@ struct HubBench: AsyncParsableCommand {
                 print(name + String(format: "%7.0f accepted/s  p50 %6.1f ms  p99 %6.1f ms  received %d of %d  %5.1f KiB RSS per board",
                                     p.rate, p.p50, p.p99, p.received, p.accepted, r.kibPerBoard))
                 let c = p.cpuPerMessage
-                print(String(repeating: " ", count: 36) + String(format: "CPU per message: flaphub %.2f ms, PostgreSQL %.2f ms, bench %.2f ms; %.2f of %d cores busy",
+                print(String(repeating: " ", count: 36) + String(format: "CPU per message: flaphub %.3f ms, PostgreSQL %.3f ms, bench %.3f ms; %.2f of %d cores busy",
                                                                    c.flaphub, c.postgres, c.bench, p.coresBusy, ProcessInfo.processInfo.activeProcessorCount))
             }
             r.restart.map { print($0.report(label)) }
