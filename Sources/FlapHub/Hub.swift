@@ -16,7 +16,7 @@ public final class Hub: Sendable {
     let sockets: SocketRegistry
     /// Events to the other instances on the same PostgreSQL database; nil on SQLite.
     let relay: PostgresRelay?
-    /// What this instance passed on and has still to mark delivered (with a relay).
+    /// What this instance passed on and has still to mark delivered.
     let marks = DeliveryMarks()
     let logger: Logger
     let now: @Sendable () -> Double
@@ -57,7 +57,8 @@ public final class Hub: Sendable {
             logger: logger)
         // Started first, stopped last: the delivery marks, then the relay; the server stops first
         // of all (and the database's pool after them all, in `HubConfig.withDatabase`).
-        if let relay { app.addServices(Marking(hub: self), Relaying(hub: self, relay: relay)) }
+        app.addServices(Marking(hub: self))
+        if let relay { app.addServices(Relaying(hub: self, relay: relay)) }
         app.addServices(Purge(hub: self))
         return app
     }
