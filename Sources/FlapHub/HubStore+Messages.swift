@@ -65,17 +65,23 @@ extension HubStore {
     public func sends(by sender: String, now: Double) async throws -> [Double] { try await Self.sends(by: sender, now: now, in: db) }
 
     static func sends(by sender: String, now: Double, in db: any SQLQuerying) async throws -> [Double] {
-        try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at", [.text(sender), .double(now - 3600)])
+        try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY n", [.text(sender), .double(now - 3600)])
             .compactMap { $0[0].double }
     }
 
     /// Throws the 429 (with when to try again) when the sender has sent `perHour` in the hour
-    /// before `now`. One row is read, however many there are: the `perHour`-th latest send of
-    /// the hour — the one whose hour ends first among the last `perHour` (at least 1: the config's bound).
-    static func checkLimit(of sender: String, now: Double, perHour: Int, in db: any SQLQuerying) async throws {
-        let rows = try await db.query("SELECT at FROM sends WHERE sender_id = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
-                                      [.text(sender), .double(now - 3600), .int(Int64(perHour - 1))])
-        guard let at = rows.first?.first?.double else { return }
+    /// before `now`; returns the number of the sender's latest send (0: none kept), whose next is
+    /// one more. Each send of a sender is numbered (`sends.n`, schema version 8), so two rows are
+    /// read by the index, however many sends there are and whatever the limit: the latest, and
+    /// the `perHour`-th latest — the one whose hour ends first among the last `perHour` (at least
+    /// 1: the config's bound). (It was the latter alone, found by stepping over the `perHour - 1`
+    /// after it: every send of the hour, for a sender under a high limit.)
+    static func checkLimit(of sender: String, now: Double, perHour: Int, in db: any SQLQuerying) async throws -> Int64 {
+        let latest = try await db.query("SELECT max(n) FROM sends WHERE sender_id = ?", [.text(sender)]).first?.first?.int ?? 0
+        guard latest >= Int64(perHour) else { return latest }
+        let rows = try await db.query("SELECT at FROM sends WHERE sender_id = ? AND n = ? AND at > ?",
+                                      [.text(sender), .int(latest - Int64(perHour) + 1), .double(now - 3600)])
+        guard let at = rows.first?.first?.double else { return latest }
         throw limited(perHour, at: at, now: now)
     }
 
@@ -91,7 +97,7 @@ extension HubStore {
     public func send(_ messages: [Message], by sender: String, now: Double, perHour: Int,
                      notifying: (channel: String, payloads: [String])? = nil) async throws {
         if let postgres = db as? PostgresDatabase {
-            // One statement: the schema's `flaphub_send` (HubSchema.v5) does what the transaction below does.
+            // One statement: the schema's `flaphub_send` (HubSchema.v8) does what the transaction below does.
             var b = PostgresBindings(capacity: 13)
             b.append(sender); b.append(now); b.append(Int32(clamping: perHour))
             b.append(messages.map(\.id)); b.append(messages.map(\.recipientID)); b.append(messages.map(\.content))
@@ -104,9 +110,9 @@ extension HubStore {
             return
         }
         try await db.transaction(lock: "sends:" + sender) { db in
-            try await Self.checkLimit(of: sender, now: now, perHour: perHour, in: db)
+            let latest = try await Self.checkLimit(of: sender, now: now, perHour: perHour, in: db)
             for m in messages { try await Self.insert(m, into: db) }
-            try await db.query("INSERT INTO sends(sender_id, at) VALUES(?,?)", [.text(sender), .double(now)])
+            try await db.query("INSERT INTO sends(sender_id, at, n) VALUES(?,?,?)", [.text(sender), .double(now), .int(latest + 1)])
         }
     }
 

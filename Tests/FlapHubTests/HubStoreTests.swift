@@ -224,14 +224,44 @@ func temporaryDatabase() -> String {
         // A second start changes nothing.
         #expect(try await HubStore(try await database()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
-            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 7)
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 8)
             // Version 6: a user found by id or by name (every send's recipient) through indexes, not
             // by reading every user.
             let plan = try await store.db.query("EXPLAIN QUERY PLAN SELECT id FROM users WHERE id = 'x' OR lower(username) = lower('Alice')")
                 .compactMap { $0.last?.text }
             #expect(plan.contains { $0.contains("INDEX users_lower_username") } && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
         } else {
-            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6, 7])
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6, 7, 8])
+        }
+    }
+
+    /// Version 8 numbers the sends a database kept, by sender in the order they were made, and
+    /// the hourly limit counts them across the upgrade; SQLite's check reads by the index.
+    @Test(arguments: Engine.allCases) func sendsKeptBeforeVersion8AreNumberedAndStillCount(_ engine: Engine) async throws {
+        let name = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
+        func database() async throws -> any SQLDatabase { engine == .sqlite ? try await SQLiteDatabase.open(path: name) : try engine.postgres(name) }
+        defer { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
+        do {
+            let db = try await database()
+            try await db.migrate(HubSchema.migrations.filter { $0.version <= 7 })
+            try await db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','bob','h2',1),('c','board','h3',1)")
+            try await db.query("INSERT INTO sends(sender_id, at) VALUES('a', 200), ('b', 150), ('a', 100), ('a', 300)")
+        }
+        let store = try await HubStore(try await database())
+        let numbered = try await store.db.query("SELECT sender_id, at, n FROM sends ORDER BY sender_id, n")
+            .map { "\($0[0].text ?? "?") \($0[1].double ?? -1) \($0[2].int ?? -1)" }
+        #expect(numbered == ["a 100.0 1", "a 200.0 2", "a 300.0 3", "b 150.0 1"])
+        let m = { (id: String) in HubStore.Message(id: id, senderID: "a", recipientID: "c", content: "M", contentType: .text, createdAt: 400, expiresAt: 1e12) }
+        // Three sends in the hour before 400: a limit of 3 refuses until the one at 100 leaves it.
+        let refused = await #expect(throws: HubError.self) { try await store.send([m(HubStore.newMessageID(at: 400))], by: "a", now: 400, perHour: 3) }
+        #expect(refused?.status == 429 && refused?.retryAfter == 3300, "\(String(describing: refused))")
+        try await store.send([m(HubStore.newMessageID(at: 3701))], by: "a", now: 3701, perHour: 3)
+        #expect(try await store.db.query("SELECT max(n) FROM sends WHERE sender_id = 'a'").first?.first?.int == 4)
+        if engine == .sqlite {
+            for check in ["SELECT max(n) FROM sends WHERE sender_id = 'a'", "SELECT at FROM sends WHERE sender_id = 'a' AND n = 2 AND at > 1"] {
+                let plan = try await store.db.query("EXPLAIN QUERY PLAN " + check).compactMap { $0.last?.text }
+                #expect(plan.contains { $0.contains("sends_by_sender_n") } && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
+            }
         }
     }
 
@@ -242,7 +272,7 @@ func temporaryDatabase() -> String {
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()
         }
-        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6,7")
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6,7,8")
     }
 }
 

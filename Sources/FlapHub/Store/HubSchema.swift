@@ -23,7 +23,51 @@ enum HubSchema {
         // whose plans PL/pgSQL keeps (issue 37): as statements of their own, each was parsed and
         // planned again every time — 29 % of PostgreSQL's processor time in a saturated run.
         Migration(version: 7, sqlite: "", postgres: v7),
+        // Each send of a sender numbered in order (`sends.n`), so the hourly limit reads the
+        // latest and the limit-th latest by the index, not every send of the hour (issue 37: a
+        // sender under a limit of 1,000,000 stepped over up to all its sends of the hour at each
+        // send). The sends kept (an hour's) are numbered as they were made.
+        Migration(version: 8, sqlite: v8(rowID: "rowid", order: "at, rowid", function: ""), postgres: v8(rowID: "ctid", order: "at", function: v8Send)),
     ]
+
+    /// Numbers the sends kept, by sender in the order they were made; the unique index by sender
+    /// and number replaces the one by sender and instant.
+    private static func v8(rowID: String, order: String, function: String) -> String {
+        """
+        ALTER TABLE sends ADD COLUMN n INTEGER;
+        UPDATE sends SET n = r.n FROM (SELECT \(rowID) AS row_id,
+            row_number() OVER (PARTITION BY sender_id ORDER BY \(order)) AS n FROM sends) AS r
+            WHERE sends.\(rowID) = r.row_id;
+        CREATE UNIQUE INDEX IF NOT EXISTS sends_by_sender_n ON sends(sender_id, n);
+        DROP INDEX IF EXISTS sends_by_sender;
+        \(function)
+        """
+    }
+
+    /// `flaphub_send` (`v5`) with the hourly limit of version 8 (`HubStore.checkLimit`): the
+    /// same arguments and answer, so an instance of an older version calls it as before.
+    static let v8Send = """
+        CREATE OR REPLACE FUNCTION flaphub_send(p_sender TEXT, p_now DOUBLE PRECISION, p_per_hour INTEGER,
+            p_ids TEXT[], p_recipients TEXT[], p_contents TEXT[], p_types TEXT[], p_created DOUBLE PRECISION[],
+            p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[], p_channel TEXT, p_payloads TEXT[])
+        RETURNS DOUBLE PRECISION LANGUAGE plpgsql AS $$
+        DECLARE full_at DOUBLE PRECISION; latest INTEGER;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(hashtext('sends:' || p_sender));
+            SELECT coalesce(max(s.n), 0) INTO latest FROM sends s WHERE s.sender_id = p_sender;
+            IF latest >= p_per_hour THEN
+                SELECT s.at INTO full_at FROM sends s WHERE s.sender_id = p_sender AND s.n = latest - p_per_hour + 1 AND s.at > p_now - 3600;
+                IF full_at IS NOT NULL THEN RETURN full_at; END IF;
+            END IF;
+            INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, unlock_at, expires_at, options)
+                SELECT m.id, p_sender, m.recipient, m.content, m.kind, m.created, NULLIF(m.unlock, 'NaN'), m.expires, NULLIF(m.options, '')
+                FROM unnest(p_ids, p_recipients, p_contents, p_types, p_created, p_unlocks, p_expires, p_options)
+                    AS m(id, recipient, content, kind, created, unlock, expires, options);
+            INSERT INTO sends(sender_id, at, n) VALUES(p_sender, p_now, latest + 1);
+            PERFORM pg_notify(p_channel, n.payload) FROM unnest(p_payloads) AS n(payload);
+            RETURN NULL;
+        END $$
+        """
 
     /// `flaphub_send`: what `HubStore.send` does in a transaction, as one server-side function —
     /// one round trip instead of six (BEGIN, the sender's lock, the hourly limit, the messages,
