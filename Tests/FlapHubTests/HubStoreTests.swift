@@ -201,19 +201,29 @@ func temporaryDatabase() -> String {
 @Suite struct HubMigrationTests {
     static let version1 = HubSchema.migrations.filter { $0.version == 1 }
 
+    /// A new database of an engine, for a test to bring to an older version and open again.
+    struct OldDatabase {
+        let engine: Engine, name: String
+        init(_ engine: Engine) async throws {
+            self.engine = engine
+            name = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
+        }
+        func open() async throws -> any SQLDatabase { engine == .sqlite ? try await SQLiteDatabase.open(path: name) : try engine.postgres(name) }
+        func remove() { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
+    }
+
     @Test(arguments: Engine.allCases) func aVersionOneDatabaseGainsMessageOptionsAndKeepsItsMessages(_ engine: Engine) async throws {
-        let name = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
-        func database() async throws -> any SQLDatabase { engine == .sqlite ? try await SQLiteDatabase.open(path: name) : try engine.postgres(name) }
-        defer { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
+        let old = try await OldDatabase(engine)
+        defer { old.remove() }
         do {
             // The schema as version 1 wrote it (messages without options), with one message.
-            let db = try await database()
+            let db = try await old.open()
             try await db.migrate(Self.version1)
             try await db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','board','h2',1)")
             try await db.query("INSERT INTO messages(id, sender_id, recipient_id, content, content_type, created_at, expires_at) VALUES('00000000-0000-0000-0000-000000000001','a','b','OLD','text',10,1e12)")
             await #expect(throws: (any Error).self) { try await db.query("SELECT options FROM messages") }
         }
-        let store = try await HubStore(try await database())
+        let store = try await HubStore(try await old.open())
         #expect(try await store.message("00000000-0000-0000-0000-000000000001", now: 20)?.content == "OLD")
         var m = HubStore.Message(id: "00000000-0000-0000-0000-000000000002", senderID: "a", recipientID: "b", content: "NEW",
                                  contentType: .text, createdAt: 30, expiresAt: 1e12)
@@ -222,7 +232,7 @@ func temporaryDatabase() -> String {
         let api = try await store.api(try #require(try await store.message(m.id, now: 31)))
         #expect(api.transition?.strategy == "column" && api.arriveAt == 40 && api.duration == 60 && api.forced == true)
         // A second start changes nothing.
-        #expect(try await HubStore(try await database()).message(m.id, now: 31)?.options == m.options)
+        #expect(try await HubStore(try await old.open()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
             #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 8)
             // Version 6: a user found by id or by name (every send's recipient) through indexes, not
@@ -238,16 +248,15 @@ func temporaryDatabase() -> String {
     /// Version 8 numbers the sends a database kept, by sender in the order they were made, and
     /// the hourly limit counts them across the upgrade; SQLite's check reads by the index.
     @Test(arguments: Engine.allCases) func sendsKeptBeforeVersion8AreNumberedAndStillCount(_ engine: Engine) async throws {
-        let name = engine == .sqlite ? temporaryDatabase() : try await PostgresServer.sharedServer().newDatabase()
-        func database() async throws -> any SQLDatabase { engine == .sqlite ? try await SQLiteDatabase.open(path: name) : try engine.postgres(name) }
-        defer { if engine == .sqlite { try? FileManager.default.removeItem(atPath: name) } }
+        let old = try await OldDatabase(engine)
+        defer { old.remove() }
         do {
-            let db = try await database()
+            let db = try await old.open()
             try await db.migrate(HubSchema.migrations.filter { $0.version <= 7 })
             try await db.query("INSERT INTO users(id, username, token_hash, created_at) VALUES('a','alice','h1',1),('b','bob','h2',1),('c','board','h3',1)")
             try await db.query("INSERT INTO sends(sender_id, at) VALUES('a', 200), ('b', 150), ('a', 100), ('a', 300)")
         }
-        let store = try await HubStore(try await database())
+        let store = try await HubStore(try await old.open())
         let numbered = try await store.db.query("SELECT sender_id, at, n FROM sends ORDER BY sender_id, n")
             .map { "\($0[0].text ?? "?") \($0[1].double ?? -1) \($0[2].int ?? -1)" }
         #expect(numbered == ["a 100.0 1", "a 200.0 2", "a 300.0 3", "b 150.0 1"])
