@@ -63,23 +63,50 @@ extension Hub {
         let me = try await caller(request)
         let t = now()
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
-        let (recipients, content, type, unlockAt) = (sending.recipients, sending.content, sending.type, sending.unlockAt)
+        if let postgres = store.db as? PostgresDatabase, let sent = try await sendToKnown(sending, by: me, at: t, on: postgres) { return sent }
         var results: [HubReply.Sent.Outcome] = []
         var stored: [HubStore.Message] = []
-        for name in recipients {
+        for name in sending.recipients {
             guard let to = try await store.recipient(name, of: me.id) else {
                 results.append(.refused(name, "no such user")); continue
             }
             if to.blocks { results.append(.refused(name, "blocked")); continue }
             guard to.friends else { results.append(.refused(name, "not a friend")); continue }
-            let m = message(from: me, to: to.user.id, content: content, type: type, at: t, unlockAt: unlockAt, options: sending.options,
-                            transition: to.transition)
+            if store.db is PostgresDatabase { store.knownRecipients.keep(name.lowercased(), .init(user: to.user, transition: to.transition)) }
+            let m = message(from: me, to: to.user.id, sending, at: t, transition: to.transition)
             stored.append(m)
             results.append(.init(recipient: name, recipientID: to.user.id, status: .sent, messageID: m.id))
         }
         guard !stored.isEmpty else { return HubReply.response(.forbidden, HubReply.Sent(error: "no recipient could take the message", results: results)) }
         try await storeAndPush(stored, by: me, at: t)
         return HubReply.response(.created, HubReply.Sent(results: results))
+    }
+
+    /// On PostgreSQL, a send whose every recipient this instance knows from an earlier send
+    /// (`KnownRecipients`): checked and stored in one round trip (`HubStore.sendKnown`). Nil
+    /// when one is not known, or no longer as known — then those are forgotten, nothing was
+    /// stored, and the send goes the long way (`send`), which reads each recipient again.
+    func sendToKnown(_ sending: SendRequest, by me: HubStore.User, at t: Double, on postgres: PostgresDatabase) async throws -> Response? {
+        let known = sending.recipients.compactMap { store.knownRecipients.value($0.lowercased()) }
+        guard known.count == sending.recipients.count else { return nil }
+        let messages = known.map { message(from: me, to: $0.user.id, sending, at: t, transition: $0.transition) }
+        let events = newMessageEvents(messages, by: me)
+        if let statuses = try await store.sendKnown(messages, transitions: known.map(\.transition), by: me.id, now: t,
+                                                     perHour: limits.messagesPerHour, notifying: notices(events), on: postgres) {
+            for (name, status) in zip(sending.recipients, statuses) where status != 0 { store.knownRecipients.forget(name.lowercased()) }
+            return nil
+        }
+        for event in events { await relayed(event) }
+        return HubReply.response(.created, HubReply.Sent(results: zip(sending.recipients, messages).map { name, m in
+            .init(recipient: name, recipientID: m.recipientID, status: .sent, messageID: m.id)
+        }))
+    }
+
+    /// A message of a send to one recipient.
+    func message(from sender: HubStore.User, to recipient: String, _ sending: SendRequest, at t: Double,
+                 transition: (transition: String, speed: String)?) -> HubStore.Message {
+        message(from: sender, to: recipient, content: sending.content, type: sending.type, at: t, unlockAt: sending.unlockAt,
+                options: sending.options, transition: transition)
     }
 
     /// A new message of `sender` to `recipient`, with the recipient board's `transition` (as its
@@ -98,10 +125,19 @@ extension Hub {
     /// pushes `message.new` to each recipient: the other instances are told by the send itself
     /// (its notifications go with its commit), this one's connections once it is stored.
     func storeAndPush(_ messages: [HubStore.Message], by sender: HubStore.User, at t: Double) async throws {
-        let events = messages.map { RelayEvent.newMessage(id: $0.id, recipient: $0.recipientID, frame: WireFrame.new(HubStore.api($0, sender: sender)).text) }
-        try await store.send(messages, by: sender.id, now: t, perHour: limits.messagesPerHour,
-                             notifying: relay.map { relay in (PostgresRelay.channel, events.map(relay.payload)) })
+        let events = newMessageEvents(messages, by: sender)
+        try await store.send(messages, by: sender.id, now: t, perHour: limits.messagesPerHour, notifying: notices(events))
         for event in events { await relayed(event) }
+    }
+
+    /// Each new message's event, its `message.new` frame written once.
+    func newMessageEvents(_ messages: [HubStore.Message], by sender: HubStore.User) -> [RelayEvent] {
+        messages.map { RelayEvent.newMessage(id: $0.id, recipient: $0.recipientID, frame: WireFrame.new(HubStore.api($0, sender: sender)).text) }
+    }
+
+    /// What a send tells the other instances as it commits (on PostgreSQL).
+    func notices(_ events: [RelayEvent]) -> (channel: String, payloads: [String])? {
+        relay.map { relay in (PostgresRelay.channel, events.map(relay.payload)) }
     }
 
     func apiMessages(_ messages: [HubStore.Message]) async throws -> [APIMessage] {

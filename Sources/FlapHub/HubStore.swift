@@ -10,6 +10,8 @@ public final class HubStore: Sendable {
     /// Users by the hash of their own token, as read (`user(token:)`): a send's first statement
     /// saved.
     let ownTokens = OwnTokens()
+    /// On PostgreSQL, the recipients of earlier sends by the name given (`KnownRecipients`).
+    let knownRecipients = KnownRecipients()
 
     /// A store in `db`, its schema brought to the newest version first.
     public init(_ db: any SQLDatabase) async throws {
@@ -71,7 +73,7 @@ public final class HubStore: Sendable {
     /// session ends (sign-out, expiry, in any instance).
     public func user(token: String, now: Double = Date().timeIntervalSince1970) async throws -> User? {
         let hex = TokenHash.hex(token)
-        if let known = ownTokens.user(hex) { return known }
+        if let known = ownTokens.value(hex) { return known }
         let hash = SQLValue.text(hex)
         let rows = try await db.query("""
             SELECT id, username, display_name, CASE WHEN token_hash = ? THEN 1 ELSE 0 END FROM users
@@ -181,6 +183,12 @@ public final class HubStore: Sendable {
         public var user: User
         public var blocks: Bool
         public var friends: Bool
+        public var transition: (transition: String, speed: String)?
+    }
+
+    /// A recipient as `KnownRecipients` keeps them: the user and their board's transition.
+    public struct KnownRecipient: Sendable {
+        public var user: User
         public var transition: (transition: String, speed: String)?
     }
 

@@ -55,10 +55,18 @@ import FoundationNetworking
         let results = mixed.json["results"] as? [[String: Any]] ?? []
         #expect(results.map { $0["status"] as? String } == ["sent", "refused"])
         #expect(results.last?["error"] as? String == "not a friend")
-        // The board blocks eve: refused.
+        // The board blocks eve, who has sent to it before (on PostgreSQL the instance knows the
+        // board as her recipient since: the block is seen all the same): refused.
+        #expect(try await post(["recipients": ["board"], "content": "before"], as: "eve").status == 201)
         #expect(try await hub.request("POST", "/api/v1/friends/eve/block", as: "board").status == 200)
         let blocked = try await post(["recipients": ["board"], "content": "hi"], as: "eve")
         #expect(blocked.status == 403 && "\(blocked.json)".contains("blocked"))
+        // Likewise a friendship that ends after sends: not a friend.
+        let board = try #require(try await hub.request("GET", "/api/v1/users/me", as: "board").json["id"] as? String)
+        #expect(try await post(["recipients": ["board"], "content": "again"]).status == 201)
+        #expect(try await hub.request("DELETE", "/api/v1/friends/\(board)", as: "alice").status / 100 == 2)
+        let ended = try await post(["recipients": ["board"], "content": "hi"])
+        #expect(ended.status == 403 && "\(ended.json)".contains("not a friend"), "\(ended.json)")
     }
 
     @Test(arguments: HubEngine.allCases) func fiftyAnHourThen429WithRetryAfter(_ engine: HubEngine) async throws {

@@ -234,14 +234,14 @@ func temporaryDatabase() -> String {
         // A second start changes nothing.
         #expect(try await HubStore(try await old.open()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
-            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 8)
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 9)
             // Version 6: a user found by id or by name (every send's recipient) through indexes, not
             // by reading every user.
             let plan = try await store.db.query("EXPLAIN QUERY PLAN SELECT id FROM users WHERE id = 'x' OR lower(username) = lower('Alice')")
                 .compactMap { $0.last?.text }
             #expect(plan.contains { $0.contains("INDEX users_lower_username") } && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
         } else {
-            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6, 7, 8])
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6, 7, 8, 9])
         }
     }
 
@@ -281,7 +281,7 @@ func temporaryDatabase() -> String {
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()
         }
-        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6,7,8")
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6,7,8,9")
     }
 }
 
@@ -371,5 +371,44 @@ func temporaryDatabase() -> String {
         #expect(try await store.user("BOB")?.id == bob.id)
         #expect(try await store.user(named: "bob")?.id == bob.id)
         #expect(try await store.allUsers().map(\.username) == ["alice", "Bob", "carol_1"])
+    }
+}
+
+/// On PostgreSQL, a send to recipients as this instance knew them is checked in the statement
+/// that stores it: stored when each is still as known; else nothing is, and each one's status.
+@Suite struct KnownRecipientSendTests {
+    @Test func aSendToKnownRecipientsIsCheckedAsItIsStored() async throws {
+        let store = try await Engine.postgres.store()
+        let db = try #require(store.db as? PostgresDatabase)
+        let (a, _) = try await store.addUser("a", now: 0)
+        let (b, _) = try await store.addUser("b", now: 0)
+        let (c, _) = try await store.addUser("c", now: 0)
+        try await store.befriend(a.id, b.id, now: 0)
+        try await store.befriend(a.id, c.id, now: 0)
+        func m(_ to: String, _ i: Int) -> HubStore.Message {
+            HubStore.Message(id: HubStore.newMessageID(at: 100), senderID: a.id, recipientID: to, content: "M\(i)", contentType: .text,
+                             createdAt: 100, expiresAt: 1e12)
+        }
+        func send(_ messages: [HubStore.Message], _ transitions: [(transition: String, speed: String)?], perHour: Int = 10) async throws -> [Int]? {
+            try await store.sendKnown(messages, transitions: transitions, by: a.id, now: 100, perHour: perHour, notifying: nil, on: db)
+        }
+        func stored() async throws -> Int64? { try await store.db.query("SELECT count(*) FROM messages").first?.first?.int }
+        #expect(try await send([m(b.id, 1), m(c.id, 2)], [nil, nil]) == nil)
+        #expect(try await stored() == 2)
+        try await store.setTransition("wave", speed: "fast", of: c.id)
+        #expect(try await send([m(b.id, 3), m(c.id, 4)], [nil, nil]) == [0, 4], "c's board has a transition now: nothing stored")
+        #expect(try await send([m(c.id, 5)], [("wave", "slow")]) == [4])
+        #expect(try await stored() == 2)
+        #expect(try await send([m(c.id, 6)], [("wave", "fast")]) == nil)
+        try await store.block(b.id, a.id)
+        #expect(try await send([m(b.id, 7)], [nil]) == [2])
+        try await store.unfriend(a.id, c.id)
+        #expect(try await send([m(c.id, 8)], [("wave", "fast")]) == [3])
+        #expect(try await send([m("no-such-id", 9)], [nil]) == [1])
+        #expect(try await stored() == 3)
+        try await store.befriend(a.id, c.id, now: 0)
+        let refused = await #expect(throws: HubError.self) { _ = try await send([m(c.id, 10)], [("wave", "fast")], perHour: 2) }
+        #expect(refused?.status == 429)
+        #expect(try await stored() == 3)
     }
 }

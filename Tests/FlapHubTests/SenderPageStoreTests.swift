@@ -47,7 +47,7 @@ import Testing
         let session = try #require(try await store.signIn(code: code, now: 110, seconds: 1000)?.token)
         #expect(try await store.user(token: own, now: 200) == alice)
         #expect(try await store.user(token: session, now: 200) == alice)
-        #expect(store.ownTokens.user(TokenHash.hex(own)) == alice && store.ownTokens.user(TokenHash.hex(session)) == nil,
+        #expect(store.ownTokens.value(TokenHash.hex(own)) == alice && store.ownTokens.value(TokenHash.hex(session)) == nil,
                 "the own token kept, the session not")
         try await store.db.query("DELETE FROM sessions")
         try await store.db.query("DELETE FROM users")
@@ -60,8 +60,8 @@ import Testing
         let kept = OwnTokens(capacity: 2)
         let users = (0..<3).map { HubStore.User(id: "u\($0)", username: "user\($0)") }
         for (i, u) in users.enumerated() { kept.keep("h\(i)", u) }
-        #expect(kept.user("h2") == users[2], "the newest is kept")
-        #expect(kept.user("h0") == nil && kept.user("h1") == nil, "past the capacity it started again")
+        #expect(kept.value("h2") == users[2], "the newest is kept")
+        #expect(kept.value("h0") == nil && kept.value("h1") == nil, "past the capacity it started again")
     }
 
     @Test(arguments: Engine.allCases) func aBoardsFaceIsKeptAndTheNewestWins(_ engine: Engine) async throws {

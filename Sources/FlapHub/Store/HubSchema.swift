@@ -28,7 +28,45 @@ enum HubSchema {
         // sender under a limit of 1,000,000 stepped over up to all its sends of the hour at each
         // send). The sends kept (an hour's) are numbered as they were made.
         Migration(version: 8, sqlite: v8(rowID: "rowid", order: "at, rowid", function: ""), postgres: v8(rowID: "ctid", order: "at", function: v8Send)),
+        // PostgreSQL: a send to recipients this instance already knows, checked and stored in one
+        // round trip (issue 37: the recipient's own round trip was most of what a send cost flaphub
+        // beside HTTP).
+        Migration(version: 9, sqlite: "", postgres: v9),
     ]
+
+    /// `flaphub_send_known`: `flaphub_send` (same arguments first) for recipients as the caller
+    /// knew them — by id, with their board's transition (`p_transitions`, `p_speeds`; '' none) —
+    /// checked first in the same statement: each recipient's status, 0 when still as known, 1 no
+    /// such user, 2 blocks the sender, 3 not a friend, 4 another transition. Nothing is stored when
+    /// any is not 0 (`statuses` says which); else `full_at` is `flaphub_send`'s answer.
+    static let v9 = """
+        CREATE OR REPLACE FUNCTION flaphub_send_known(p_sender TEXT, p_now DOUBLE PRECISION, p_per_hour INTEGER,
+            p_ids TEXT[], p_recipients TEXT[], p_contents TEXT[], p_types TEXT[], p_created DOUBLE PRECISION[],
+            p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[], p_channel TEXT, p_payloads TEXT[],
+            p_transitions TEXT[], p_speeds TEXT[], OUT full_at DOUBLE PRECISION, OUT statuses INTEGER[])
+        LANGUAGE plpgsql AS $$
+        DECLARE i INTEGER; status INTEGER; stale BOOLEAN := false; known_transition TEXT; known_speed TEXT;
+        BEGIN
+            -- A recipient at a time, each by its primary keys (as a join over unnest() the check
+            -- cost PostgreSQL 0.56 ms a send, against 0.36 so).
+            statuses := '{}';
+            FOR i IN 1 .. coalesce(array_length(p_recipients, 1), 0) LOOP
+                IF NOT EXISTS(SELECT 1 FROM users u WHERE u.id = p_recipients[i]) THEN status := 1;
+                ELSIF EXISTS(SELECT 1 FROM blocks b WHERE b.user_id = p_recipients[i] AND b.blocked_id = p_sender) THEN status := 2;
+                ELSIF NOT EXISTS(SELECT 1 FROM friendships f WHERE f.user_id = p_sender AND f.friend_id = p_recipients[i]) THEN status := 3;
+                ELSE
+                    known_transition := NULL; known_speed := NULL;
+                    SELECT t.transition, t.speed INTO known_transition, known_speed FROM board_transitions t WHERE t.user_id = p_recipients[i];
+                    status := CASE WHEN coalesce(known_transition, '') = p_transitions[i] AND coalesce(known_speed, '') = p_speeds[i] THEN 0 ELSE 4 END;
+                END IF;
+                statuses := statuses || status;
+                stale := stale OR status <> 0;
+            END LOOP;
+            IF stale THEN RETURN; END IF;
+            full_at := flaphub_send(p_sender, p_now, p_per_hour, p_ids, p_recipients, p_contents, p_types, p_created,
+                p_unlocks, p_expires, p_options, p_channel, p_payloads);
+        END $$
+        """
 
     /// Numbers the sends kept, by sender in the order they were made; the unique index by sender
     /// and number replaces the one by sender and instant.
