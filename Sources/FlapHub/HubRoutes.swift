@@ -72,7 +72,6 @@ extension Hub {
             }
             if to.blocks { results.append(.refused(name, "blocked")); continue }
             guard to.friends else { results.append(.refused(name, "not a friend")); continue }
-            if store.db is PostgresDatabase { store.knownRecipients.keep(name.lowercased(), .init(user: to.user, transition: to.transition)) }
             let m = message(from: me, to: to.user.id, sending, at: t, transition: to.transition)
             stored.append(m)
             results.append(.init(recipient: name, recipientID: to.user.id, status: .sent, messageID: m.id))

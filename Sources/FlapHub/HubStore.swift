@@ -192,6 +192,7 @@ public final class HubStore: Sendable {
         public var transition: (transition: String, speed: String)?
     }
 
+    /// On PostgreSQL, a recipient who can take the sender's messages is kept (`KnownRecipients`).
     public func recipient(_ idOrName: String, of sender: String) async throws -> Recipient? {
         guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
         let parameters: [SQLValue] = [.text(sender), .text(idOrName.lowercased()), .text(idOrName)]
@@ -206,10 +207,15 @@ public final class HubStore: Sendable {
             FROM users u LEFT JOIN board_transitions t ON t.user_id = u.id
             WHERE u.id = ? OR lower(u.username) = lower(?)
             """, [parameters[0]] + parameters)
-        return try rows.map { r in
+        let found = try rows.map { r in
             Recipient(user: User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), blocks: r[3].int == 1, friends: r[4].int == 1,
                       transition: r[5].text.flatMap { transition in r[6].text.map { (transition, $0) } })
         }.min { Self.byName($0.user, $1.user) }
+        // On PostgreSQL, one that can take the sender's messages is known from now on (`KnownRecipients`).
+        if db is PostgresDatabase, let found, found.friends, !found.blocks {
+            knownRecipients.keep(idOrName.lowercased(), KnownRecipient(user: found.user, transition: found.transition))
+        }
+        return found
     }
 
     public func blocks(_ user: String, _ other: String) async throws -> Bool {
