@@ -50,7 +50,8 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
                 guard let n = item.value.flatMap(Int.init), (1...600).contains(n) else { return bad("wait must be 1…600 seconds") }
                 s.wait = .seconds(n)
             case "connections":
-                guard let n = item.value.flatMap(Int.init), (1...200).contains(n) else { return bad("connections must be 1…200") }
+                // One of them listens for the other instances' events all the time.
+                guard let n = item.value.flatMap(Int.init), (2...200).contains(n) else { return bad("connections must be 2…200") }
                 s.maxConnections = n
             default: return bad("unknown parameter '\(item.name)' (known: sslmode, connections, wait)")
             }

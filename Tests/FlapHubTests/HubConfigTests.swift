@@ -38,7 +38,7 @@ import Testing
         #expect(problem("database: postgres://hub:secret@db/x\n").contains("a password in the address"))
         #expect(!problem("database: postgres://hub:secret@db/x\n").contains("secret@"), "the password is not repeated")
         #expect(problem("database: postgres://db/x?sslmode=maybe\n").contains("sslmode 'maybe'"))
-        #expect(problem("database: postgres://db/x?connections=0\n").contains("connections must be 1…200"))
+        #expect(problem("database: postgres://db/x?connections=1\n").contains("connections must be 2…200"))
         #expect(problem("database: postgres://db/x?timeout=1\n").contains("unknown parameter 'timeout'"))
         #expect(problem("database: postgres:///x\n").contains("expected postgres://user@host:port/database"))
         #expect(problem("max_connections: 0\n").contains("max_connections: '0' is outside 1…100000 (line 1)"))

@@ -234,14 +234,14 @@ func temporaryDatabase() -> String {
         // A second start changes nothing.
         #expect(try await HubStore(try await old.open()).message(m.id, now: 31)?.options == m.options)
         if engine == .sqlite {
-            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == 9)
+            #expect(try await store.db.query("PRAGMA user_version").first?.first?.int == Int64(HubSchema.migrations.count))
             // Version 6: a user found by id or by name (every send's recipient) through indexes, not
             // by reading every user.
             let plan = try await store.db.query("EXPLAIN QUERY PLAN SELECT id FROM users WHERE id = 'x' OR lower(username) = lower('Alice')")
                 .compactMap { $0.last?.text }
             #expect(plan.contains { $0.contains("INDEX users_lower_username") } && !plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
         } else {
-            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == [1, 2, 3, 4, 5, 6, 7, 8, 9])
+            #expect(try await store.db.query("SELECT version FROM flaphub_schema ORDER BY version").map { $0[0].int } == HubSchema.migrations.map { Int64($0.version) })
         }
     }
 
@@ -281,7 +281,8 @@ func temporaryDatabase() -> String {
             for _ in 0..<4 { group.addTask { _ = try await HubStore(try Engine.postgres.postgres(name)) } }
             try await group.waitForAll()
         }
-        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name) == "1,2,3,4,5,6,7,8,9")
+        #expect(try PostgresServer.shared.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM flaphub_schema", database: name)
+                == HubSchema.migrations.map { "\($0.version)" }.joined(separator: ","))
     }
 }
 
@@ -340,7 +341,7 @@ func temporaryDatabase() -> String {
         let heard = Mutex<[String]>([])
         let listening = AsyncStream<Void>.makeStream()
         let listener = Task {
-            try await db.listen("test_sends", started: { listening.continuation.yield() }, receive: { p in heard.withLock { $0.append(p) } })
+            try await db.listen("test_sends", started: { _ in listening.continuation.yield() }, receive: { p in heard.withLock { $0.append(p) } })
         }
         defer { listener.cancel() }
         for await _ in listening.stream { break }
