@@ -49,13 +49,15 @@ final class PostgresRelay: Sendable {
     let logger: Logger
     /// This instance, before each event it sends: it has passed its own events on already (it
     /// hears one only if its registration was swept while its listening session was replaced).
-    let origin = UUID().uuidString.lowercased()
+    let origin: String
     /// The channel this instance listens on (an identifier: letters, digits and `_`).
-    var channel: String { "flaphub_" + origin.filter { $0 != "-" } }
+    let channel: String
 
     init(database: PostgresDatabase, logger: Logger) {
         self.database = database
         self.logger = logger
+        origin = UUID().uuidString.lowercased()
+        channel = "flaphub_" + origin.filter { $0 != "-" }
     }
 
     /// Tells the other instances, in order, in one statement.
@@ -69,7 +71,7 @@ final class PostgresRelay: Sendable {
     /// What a notification of `event` holds: `origin event`.
     func payload(_ event: RelayEvent) -> String { origin + " " + event.json }
 
-    /// Hears every instance's events until cancelled; `gap` when some may have been missed.
+    /// Hears the other instances' events until cancelled; `gap` when some may have been missed.
     func listen(receive: @escaping @Sendable (RelayEvent) async -> Void, gap: @escaping @Sendable () async -> Void) async {
         var delay = 0.25
         while !Task.isCancelled {
