@@ -136,7 +136,7 @@ extension Hub {
 
     /// What a send tells the other instances as it commits (on PostgreSQL).
     func notices(_ events: [RelayEvent]) -> (channel: String, payloads: [String])? {
-        relay.map { relay in (relay.channel, events.map(relay.payload)) }
+        relay.map { relay in (PostgresRelay.channel, events.map(relay.payload)) }
     }
 
     func apiMessages(_ messages: [HubStore.Message]) async throws -> [APIMessage] {

@@ -341,7 +341,7 @@ func temporaryDatabase() -> String {
         let heard = Mutex<[String]>([])
         let listening = AsyncStream<Void>.makeStream()
         let listener = Task {
-            try await db.listen("test_sends", started: { _ in listening.continuation.yield() }, receive: { p in heard.withLock { $0.append(p) } })
+            try await db.listen("test_sends", started: { listening.continuation.yield() }, receive: { p in heard.withLock { $0.append(p) } })
         }
         defer { listener.cancel() }
         for await _ in listening.stream { break }

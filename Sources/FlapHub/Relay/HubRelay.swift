@@ -2,7 +2,6 @@ import FlapCore
 import FlapMessages
 import Foundation
 import Logging
-import PostgresNIO
 import ServiceLifecycle
 
 /// What one instance tells every instance: a frame for a user's connections, or a new message
@@ -39,50 +38,40 @@ enum RelayEvent: Sendable, Equatable, Codable {
 }
 
 /// Events between the flaphub instances on one PostgreSQL database, by its `LISTEN/NOTIFY`
-/// (the engine's own mechanism: no broker beside it). Each instance listens on a channel of its
-/// own, registered in `flaphub_instances` (`InstanceRegistry.swift`), and an event is sent to
-/// every other registered instance as its statement commits — none when an instance is alone.
-/// When an instance's listening connection is lost, it closes its WebSockets (and again once it
-/// listens anew), so boards reconnect and catch up on what they may have missed through REST.
+/// (the engine's own mechanism: no broker beside it). A notification is sent once and heard by
+/// every instance listening at that moment; when an instance's listening connection is lost, it
+/// closes its WebSockets (and again once it listens anew), so boards reconnect and catch up on
+/// what they may have missed through REST.
 final class PostgresRelay: Sendable {
+    static let channel = "flaphub_events"
     let database: PostgresDatabase
     let logger: Logger
-    /// This instance, before each event it sends: it has passed its own events on already (it
-    /// hears one only if its registration was swept while its listening session was replaced).
-    let origin: String
-    /// The channel this instance listens on (an identifier: letters, digits and `_`).
-    let channel: String
+    /// This instance, before each event it sends: it has passed its own events on already.
+    let origin = UUID().uuidString.lowercased()
 
     init(database: PostgresDatabase, logger: Logger) {
         self.database = database
         self.logger = logger
-        origin = UUID().uuidString.lowercased()
-        channel = "flaphub_" + origin.filter { $0 != "-" }
     }
 
     /// Tells the other instances, in order, in one statement.
     func publish(_ events: [RelayEvent]) async throws {
-        var binds = PostgresBindings(capacity: 2)
-        binds.append(channel)
-        binds.append(events.map(payload))
-        try await database.query(PostgresQuery(unsafeSQL: "SELECT flaphub_notify($1, $2)", binds: binds))
+        try await database.notify(Self.channel, events.map(payload))
     }
 
     /// What a notification of `event` holds: `origin event`.
     func payload(_ event: RelayEvent) -> String { origin + " " + event.json }
 
-    /// Hears the other instances' events until cancelled; `gap` when some may have been missed.
+    /// Hears every instance's events until cancelled; `gap` when some may have been missed.
     func listen(receive: @escaping @Sendable (RelayEvent) async -> Void, gap: @escaping @Sendable () async -> Void) async {
         var delay = 0.25
+        var lost = false
         while !Task.isCancelled {
             do {
-                try await database.listen(channel, started: { pid in
-                    try await register(listener: pid, now: Date().timeIntervalSince1970)
-                    logger.notice("listening for the other instances' events", metadata: ["channel": "\(channel)"])
+                try await database.listen(Self.channel, started: {
+                    logger.notice("listening for every instance's events", metadata: ["channel": "\(Self.channel)"])
                     delay = 0.25
-                    // Also at the first start: a board served before this instance could hear
-                    // the others reconnects and catches up.
-                    await gap()
+                    if lost { await gap() }
                 }, receive: { payload in
                     let (from, body) = (payload.prefix { $0 != " " }, payload.drop { $0 != " " }.dropFirst())
                     guard from != origin else { return }
@@ -97,6 +86,7 @@ final class PostgresRelay: Sendable {
                 logger.warning("lost the event channel: \(error); listening again in \(delay) s")
             }
             if Task.isCancelled { break }
+            lost = true
             await gap()
             try? await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 5)
@@ -146,19 +136,11 @@ extension Hub {
         let relay: PostgresRelay
         func run() async throws {
             await cancelWhenGracefulShutdown {
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        await relay.listen(receive: { await hub.relayed($0) }, gap: {
-                            let n = await hub.sockets.closeAll()
-                            if n > 0 { hub.logger.notice("closed \(n) WebSockets so their boards catch up") }
-                        })
-                    }
-                    group.addTask { await relay.sweep(every: .seconds(60)) }
-                    await group.next()
-                    group.cancelAll()
-                }
+                await relay.listen(receive: { await hub.relayed($0) }, gap: {
+                    let n = await hub.sockets.closeAll()
+                    if n > 0 { hub.logger.notice("closed \(n) WebSockets so their boards catch up") }
+                })
             }
-            await relay.deregister()
         }
     }
 }

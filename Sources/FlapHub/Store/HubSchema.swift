@@ -27,15 +27,11 @@ enum HubSchema {
         // latest and the limit-th latest by the index, not every send of the hour (issue 37: a
         // sender under a limit of 1,000,000 stepped over up to all its sends of the hour at each
         // send). The sends kept (an hour's) are numbered as they were made.
-        Migration(version: 8, sqlite: v8(rowID: "rowid", order: "at, rowid", function: ""), postgres: v8(rowID: "ctid", order: "at", function: v8Send())),
+        Migration(version: 8, sqlite: v8(rowID: "rowid", order: "at, rowid", function: ""), postgres: v8(rowID: "ctid", order: "at", function: v8Send)),
         // PostgreSQL: a send to recipients this instance already knows, checked and stored in one
         // round trip (issue 37: the recipient's own round trip was most of what a send cost flaphub
         // beside HTTP).
         Migration(version: 9, sqlite: "", postgres: v9),
-        // PostgreSQL: each instance listens on a channel of its own and is told only what the
-        // others send (issue 37: each heard and dropped its own notification of every send, 13 %
-        // of its processor time a message; one instance alone notifies no one).
-        Migration(version: 10, sqlite: "", postgres: v10),
     ]
 
     /// `flaphub_send_known`: `flaphub_send` (same arguments first) for recipients as the caller
@@ -87,10 +83,8 @@ enum HubSchema {
     }
 
     /// `flaphub_send` (`v5`) with the hourly limit of version 8 (`HubStore.checkLimit`): the
-    /// same arguments and answer, so an instance of an older version calls it as before; its
-    /// notifications sent by `notify` (version 10: `flaphub_notify`).
-    static func v8Send(notify: String = "PERFORM pg_notify(p_channel, n.payload) FROM unnest(p_payloads) AS n(payload);") -> String {
-        """
+    /// same arguments and answer, so an instance of an older version calls it as before.
+    static let v8Send = """
         CREATE OR REPLACE FUNCTION flaphub_send(p_sender TEXT, p_now DOUBLE PRECISION, p_per_hour INTEGER,
             p_ids TEXT[], p_recipients TEXT[], p_contents TEXT[], p_types TEXT[], p_created DOUBLE PRECISION[],
             p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[], p_channel TEXT, p_payloads TEXT[])
@@ -108,11 +102,10 @@ enum HubSchema {
                 FROM unnest(p_ids, p_recipients, p_contents, p_types, p_created, p_unlocks, p_expires, p_options)
                     AS m(id, recipient, content, kind, created, unlock, expires, options);
             INSERT INTO sends(sender_id, at, n) VALUES(p_sender, p_now, latest + 1);
-            \(notify)
+            PERFORM pg_notify(p_channel, n.payload) FROM unnest(p_payloads) AS n(payload);
             RETURN NULL;
         END $$
         """
-    }
 
     /// `flaphub_send`: what `HubStore.send` does in a transaction, as one server-side function —
     /// one round trip instead of six (BEGIN, the sender's lock, the hourly limit, the messages,

@@ -126,14 +126,12 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// Calls `receive` with each notification on `channel`, on a connection of its own, until
-    /// the connection ends (then throws); `started` first, with the process id of its session.
-    public func listen(_ channel: String, started: (Int64) async throws -> Void, receive: (String) async -> Void) async throws {
-        let logger = logger
+    /// the connection ends (then throws).
+    public func listen(_ channel: String, started: () async -> Void, receive: (String) async -> Void) async throws {
         try await Self.unavailable {
             try await client.withConnection { connection in
-                let pid = try await Connection(connection: connection, logger: logger).query("SELECT pg_backend_pid()", []).first?.first?.int ?? 0
                 try await connection.listen(on: channel) { notifications in
-                    try await started(pid)
+                    await started()
                     for try await n in notifications { await receive(n.payload) }
                 }
             }
