@@ -186,12 +186,6 @@ public final class HubStore: Sendable {
         public var transition: (transition: String, speed: String)?
     }
 
-    /// A recipient as `KnownRecipients` keeps them: the user and their board's transition.
-    public struct KnownRecipient: Sendable {
-        public var user: User
-        public var transition: (transition: String, speed: String)?
-    }
-
     /// On PostgreSQL, a recipient who can take the sender's messages is kept (`KnownRecipients`).
     public func recipient(_ idOrName: String, of sender: String) async throws -> Recipient? {
         guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
@@ -213,7 +207,7 @@ public final class HubStore: Sendable {
         }.min { Self.byName($0.user, $1.user) }
         // On PostgreSQL, one that can take the sender's messages is known from now on (`KnownRecipients`).
         if db is PostgresDatabase, let found, found.friends, !found.blocks {
-            knownRecipients.keep(idOrName.lowercased(), KnownRecipient(user: found.user, transition: found.transition))
+            knownRecipients.keep(idOrName.lowercased(), found)
         }
         return found
     }

@@ -25,9 +25,9 @@ final class Kept<Value: Sendable>: Sendable {
 /// user always names that user (no route changes a token or a user), so an entry never goes stale.
 typealias OwnTokens = Kept<HubStore.User>
 
-/// On PostgreSQL, a send's recipients by the name (or id) a sender gave, lowercased: the user and
-/// their board's transition as last read. A name always names the same user while they exist
+/// On PostgreSQL, a send's recipients by the name (or id) a sender gave, lowercased: as last read
+/// (`HubStore.recipient`; a send uses the user and their board's transition). A name always names the same user while they exist
 /// (no route renames one); whether they are friends, whether they block the sender and the
 /// transition may change at any time, so a send that uses an entry has `flaphub_send_known`
 /// check all three, and storing nothing when any differs.
-typealias KnownRecipients = Kept<HubStore.KnownRecipient>
+typealias KnownRecipients = Kept<HubStore.Recipient>
