@@ -99,7 +99,7 @@ extension HubStore {
                      notifying: (channel: String, payloads: [String])? = nil) async throws {
         if let postgres = db as? PostgresDatabase {
             // One statement: the schema's `flaphub_send` (HubSchema.v8) does what the transaction below does.
-            let b = Self.sendBindings(messages, by: sender, now: now, perHour: perHour, notifying: notifying, more: 0)
+            let b = Self.sendBindings(messages, by: sender, now: now, perHour: perHour, notifying: notifying)
             let rows = try await postgres.query(PostgresQuery(unsafeSQL: "SELECT flaphub_send($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", binds: b))
             if let at = rows.first?.first?.double { throw Self.limited(perHour, at: at, now: now) }
             return
@@ -111,35 +111,37 @@ extension HubStore {
         }
     }
 
-    /// `flaphub_send`'s arguments, with room for `more`.
+    /// `flaphub_send`'s arguments.
     private static func sendBindings(_ messages: [Message], by sender: String, now: Double, perHour: Int,
-                                     notifying: (channel: String, payloads: [String])?, more: Int) -> PostgresBindings {
-        var b = PostgresBindings(capacity: 13 + more)
+                                     notifying: (channel: String, payloads: [String])?) -> PostgresBindings {
+        var b = PostgresBindings(capacity: 13)
         b.append(sender); b.append(now); b.append(Int32(clamping: perHour))
+        appendMessages(messages, to: &b)
+        b.append(notifying?.channel ?? ""); b.append(notifying?.payloads ?? [])
+        return b
+    }
+
+    /// The message arrays of `flaphub_send` and `flaphub_send_known_batch`: an entry a message in
+    /// each; an unlock of NaN and options of '' are NULL.
+    static func appendMessages(_ messages: [Message], to b: inout PostgresBindings) {
         b.append(messages.map(\.id)); b.append(messages.map(\.recipientID)); b.append(messages.map(\.content))
         b.append(messages.map(\.contentType.rawValue)); b.append(messages.map(\.createdAt))
         b.append(messages.map { $0.unlockAt ?? .nan }); b.append(messages.map(\.expiresAt))
         b.append(messages.map { $0.options.isEmpty ? "" : $0.options.json() })
-        b.append(notifying?.channel ?? ""); b.append(notifying?.payloads ?? [])
-        return b
     }
 
     /// On PostgreSQL, `send` to recipients as this instance knew them (`KnownRecipients`), each
     /// message's recipient with the board transition it was made with: stored as `send` stores
     /// it when every recipient is still as known (nil), else nothing is, and each recipient's
     /// status is returned — 0 as known, 1 no such user, 2 blocks the sender, 3 not a friend, 4
-    /// another transition (`flaphub_send_known`, HubSchema.v9). One round trip.
+    /// another transition (`flaphub_send_known`, HubSchema.v9). In a batch with the sends asked
+    /// while the one before was stored (`KnownSends`): a round trip and a commit for all of them.
     func sendKnown(_ messages: [Message], transitions: [(transition: String, speed: String)?], by sender: String, now: Double,
                    perHour: Int, notifying: (channel: String, payloads: [String])?, on postgres: PostgresDatabase) async throws -> [Int]? {
-        var b = Self.sendBindings(messages, by: sender, now: now, perHour: perHour, notifying: notifying, more: 2)
-        b.append(transitions.map { $0?.transition ?? "" }); b.append(transitions.map { $0?.speed ?? "" })
-        let rows = try await postgres.query(PostgresQuery(
-            unsafeSQL: "SELECT full_at, array_to_string(statuses, ',') FROM flaphub_send_known($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-            binds: b))
-        guard let row = rows.first, row.count == 2 else { throw SQLFailure(message: "flaphub_send_known answered no row", sqlState: nil) }
-        if let at = row[0].double { throw Self.limited(perHour, at: at, now: now) }
-        let statuses = (row[1].text ?? "").split(separator: ",").map { Int($0) ?? -1 }
-        return statuses.allSatisfy { $0 == 0 } ? nil : statuses
+        let answer = try await knownSends.store(KnownSend(messages, transitions: transitions, by: sender, now: now, perHour: perHour,
+                                                          notifying: notifying), on: postgres)
+        if let at = answer.fullAt { throw Self.limited(perHour, at: at, now: now) }
+        return answer.statuses.allSatisfy { $0 == 0 } ? nil : answer.statuses
     }
 
     /// What a recipient's board needs: of each sender, the latest message visible now and

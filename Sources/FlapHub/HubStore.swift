@@ -12,6 +12,8 @@ public final class HubStore: Sendable {
     let ownTokens = OwnTokens()
     /// On PostgreSQL, the recipients of earlier sends by the name given (`KnownRecipients`).
     let knownRecipients = KnownRecipients()
+    /// On PostgreSQL, sends to known recipients in batches (`KnownSends`).
+    let knownSends = KnownSends()
 
     /// A store in `db`, its schema brought to the newest version first.
     public init(_ db: any SQLDatabase) async throws {

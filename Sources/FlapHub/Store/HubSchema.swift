@@ -32,6 +32,10 @@ enum HubSchema {
         // round trip (issue 37: the recipient's own round trip was most of what a send cost flaphub
         // beside HTTP).
         Migration(version: 9, sqlite: "", postgres: v9),
+        // PostgreSQL: sends to known recipients in batches, one statement and one commit for the
+        // sends asked while the one before was stored (issue 37: a round trip a send was most of
+        // what PostgreSQL's path cost flaphub beyond SQLite's).
+        Migration(version: 10, sqlite: "", postgres: v10),
     ]
 
     /// `flaphub_send_known`: `flaphub_send` (same arguments first) for recipients as the caller
@@ -65,6 +69,38 @@ enum HubSchema {
             IF stale THEN RETURN; END IF;
             full_at := flaphub_send(p_sender, p_now, p_per_hour, p_ids, p_recipients, p_contents, p_types, p_created,
                 p_unlocks, p_expires, p_options, p_channel, p_payloads);
+        END $$
+        """
+
+    /// `flaphub_send_known_batch`: `flaphub_send_known` for each of several sends, in order, in
+    /// one statement — each send's messages the next `p_counts[s]` of the message arrays (its
+    /// notifications too when there is one a message), each send's answer a row: its `full_at`
+    /// and its statuses joined by commas. The senders' locks are taken first, in the order of
+    /// their keys, so two batches (of two instances) that share senders never wait for each other
+    /// in a circle.
+    static let v10 = """
+        CREATE OR REPLACE FUNCTION flaphub_send_known_batch(p_senders TEXT[], p_nows DOUBLE PRECISION[], p_per_hours INTEGER[],
+            p_counts INTEGER[], p_ids TEXT[], p_recipients TEXT[], p_contents TEXT[], p_types TEXT[], p_created DOUBLE PRECISION[],
+            p_unlocks DOUBLE PRECISION[], p_expires DOUBLE PRECISION[], p_options TEXT[], p_channel TEXT, p_payloads TEXT[],
+            p_transitions TEXT[], p_speeds TEXT[])
+        RETURNS TABLE(full_at DOUBLE PRECISION, statuses TEXT) LANGUAGE plpgsql AS $$
+        DECLARE s INTEGER; k INTEGER; lo INTEGER := 1; hi INTEGER; notifying BOOLEAN; r RECORD;
+        BEGIN
+            FOR k IN SELECT DISTINCT hashtext('sends:' || x) FROM unnest(p_senders) AS x ORDER BY 1 LOOP
+                PERFORM pg_advisory_xact_lock(k);
+            END LOOP;
+            notifying := cardinality(p_payloads) = cardinality(p_ids);
+            FOR s IN 1 .. coalesce(array_length(p_senders, 1), 0) LOOP
+                hi := lo + p_counts[s] - 1;
+                SELECT * INTO r FROM flaphub_send_known(p_senders[s], p_nows[s], p_per_hours[s], p_ids[lo:hi],
+                    p_recipients[lo:hi], p_contents[lo:hi], p_types[lo:hi], p_created[lo:hi], p_unlocks[lo:hi], p_expires[lo:hi],
+                    p_options[lo:hi], p_channel, CASE WHEN notifying THEN p_payloads[lo:hi] ELSE '{}' END,
+                    p_transitions[lo:hi], p_speeds[lo:hi]);
+                full_at := r.full_at;
+                statuses := array_to_string(r.statuses, ',');
+                RETURN NEXT;
+                lo := hi + 1;
+            END LOOP;
         END $$
         """
 

@@ -27,13 +27,12 @@ public final class SQLiteDatabase: SQLDatabase {
     /// first of them no one is using (or, if all are, the next in turn).
     private let readers: [SQLiteHandle]
     private let nextReader = Atomic<UInt>(0)
-    /// Work waiting for the next batch, in the order it came, and whether a batch is being
-    /// committed (then its leader, or the one it hands the lead to, takes the work).
-    private let queue = Mutex<(jobs: [GroupCommitJob], committing: Bool)>(([], false))
+    /// Work waiting for the next batch, and whether a batch is being committed.
+    private let batch = GroupCommit<GroupCommitJob>()
     /// How many batches have been committed (or tried): fewer than the transactions under load.
     let batches = Atomic<Int>(0)
     /// How many transactions wait for the next batch.
-    var queued: Int { queue.withLock { $0.jobs.count } }
+    var queued: Int { batch.queued }
 
     private init(path: String, writer: SQLiteHandle, readers: [SQLiteHandle]) {
         self.path = path
@@ -99,26 +98,7 @@ public final class SQLiteDatabase: SQLDatabase {
             let value = try await body(db)
             made.withLock { $0 = value }
         }
-        // Group commit: one caller at a time leads — commits everything queued, its own job
-        // first — then hands the lead to the first job that came meanwhile (whose caller waits),
-        // and returns; the others wait only for their own batch, not for each other's turns.
-        let leads = queue.withLock { q in
-            q.jobs.append(job)
-            if q.committing { return false }
-            q.committing = true
-            return true
-        }
-        let turn = leads ? .lead : await job.turn()
-        if turn == .lead {
-            let jobs = queue.withLock { q in defer { q.jobs = [] }; return q.jobs }
-            await commit(jobs)
-            for other in jobs where other !== job { other.resume(.done) }
-            let next = queue.withLock { q -> GroupCommitJob? in
-                if q.jobs.isEmpty { q.committing = false }
-                return q.jobs.first
-            }
-            next?.resume(.lead)
-        }
+        await batch.run(job) { jobs in await commit(jobs) }
         if let failed = job.failure { throw failed }
         guard let value = made.withLock({ $0 }) else { throw DatabaseUnavailable(cause: "a batch ended without this transaction") }
         return value
@@ -180,40 +160,15 @@ public final class SQLiteDatabase: SQLDatabase {
 }
 
 /// One transaction (or statement) of a group commit: its work, and — once its batch is over —
-/// why it did not happen, if it did not; its caller waits (`turn`) until it is done or is to
-/// lead the next batch. (`@unchecked Sendable`: `failure` is written by the batch's leader
-/// before `resume`, and read by the job's caller after its turn came.)
-final class GroupCommitJob: @unchecked Sendable {
-    enum Turn: Sendable { case done, lead }
+/// why it did not happen, if it did not. (`@unchecked Sendable`: `failure` is written by the
+/// batch's leader before the job's turn, and read by the job's caller after it.)
+final class GroupCommitJob: GroupCommitTurn, @unchecked Sendable {
     let savepoint: Bool
     let body: @Sendable (any SQLQuerying) async throws -> Void
     var failure: (any Error)?
-    private let state = Mutex<(turn: Turn?, waiter: CheckedContinuation<Turn, Never>?)>((nil, nil))
 
     init(savepoint: Bool, _ body: @escaping @Sendable (any SQLQuerying) async throws -> Void) {
         self.savepoint = savepoint
         self.body = body
     }
-
-    /// Waits until the job is done, or its caller is to lead the next batch.
-    func turn() async -> Turn {
-        await withCheckedContinuation { (c: CheckedContinuation<Turn, Never>) in
-            let now = state.withLock { s -> Turn? in
-                if let turn = s.turn { return turn }
-                s.waiter = c
-                return nil
-            }
-            if let now { c.resume(returning: now) }
-        }
-    }
-
-    func resume(_ turn: Turn) {
-        let waiter = state.withLock { s in
-            s.turn = turn
-            defer { s.waiter = nil }
-            return s.waiter
-        }
-        waiter?.resume(returning: turn)
-    }
 }
-
