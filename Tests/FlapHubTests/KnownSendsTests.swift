@@ -22,10 +22,11 @@ import TestWaits
             try await store.befriend(d.id, b.id, now: 0)
         }
 
-        func send(from sender: HubStore.User, to recipient: HubStore.User, id: String? = nil, perHour: Int = 10) -> KnownSend {
+        func send(from sender: HubStore.User, to recipient: HubStore.User, id: String? = nil, perHour: Int = 10,
+                  asked: ContinuousClock.Instant = .now) -> KnownSend {
             let m = HubStore.Message(id: id ?? HubStore.newMessageID(at: 100), senderID: sender.id, recipientID: recipient.id,
                                      content: "M", contentType: .text, createdAt: 100, expiresAt: 1e12)
-            return KnownSend([m], transitions: [nil], by: sender.id, now: 100, perHour: perHour, notifying: nil)
+            return KnownSend([m], transitions: [nil], by: sender.id, now: 100, perHour: perHour, notifying: nil, asked: asked)
         }
 
         func stored() async throws -> [String] {
@@ -57,6 +58,17 @@ import TestWaits
         #expect(try sends[2].outcome?.get().statuses == [0])
         #expect(throws: SQLFailure.self) { try sends[1].outcome?.get() }
         #expect(try await f.stored() == [first, sends[0], sends[2]].map(\.messages[0].id).sorted())
+    }
+
+    /// A batch waits for the database only what is left of its first send's wait: a send that
+    /// has waited the address's whole wait for the batch before is answered "unavailable" at
+    /// once (503), not after a wait of its own on top.
+    @Test func aSendThatHasWaitedItsWholeWaitIsAnsweredUnavailable() async throws {
+        let f = try await Fixture()
+        let late = f.send(from: f.a, to: f.b, asked: .now - f.db.deadline)
+        await KnownSends.commit([late, f.send(from: f.d, to: f.b)], on: f.db)
+        #expect(throws: DatabaseUnavailable.self) { try late.outcome?.get() }
+        #expect(try await f.stored().isEmpty, "the batch went no further than its first send's wait")
     }
 
     /// While a batch waits for its sender's lock (held by another session), 20 more sends come:

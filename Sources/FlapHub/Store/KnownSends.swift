@@ -6,9 +6,11 @@ import Synchronization
 /// as the next, one statement and one commit (`flaphub_send_known_batch`, HubSchema.v10) —
 /// each checked, counted against its sender's hourly limit and stored as `flaphub_send_known`
 /// does it alone, in the order they came, and each answered only once its batch has committed.
-/// A send alone goes at once, as a batch of one. When a batch fails for a reason of the
-/// database's (unavailable: then so would each send), each of its sends fails with it; for any
-/// other, each is tried again alone, so that one send's failure is its own.
+/// A send alone goes at once, as a batch of one. A batch waits for the database no longer than
+/// the address's wait less what its first send has waited already (for the batch before), so
+/// each send is answered within the wait, as it would be alone. When a batch fails for a reason
+/// of the database's (unavailable: then so would each send), each of its sends fails with it;
+/// for any other, each is tried again alone, so that one send's failure is its own.
 final class KnownSends: Sendable {
     private let batch = GroupCommit<KnownSend>()
     /// How many batches have been stored (or tried): fewer than the sends under load.
@@ -47,6 +49,7 @@ final class KnownSends: Sendable {
 
     /// One statement for `sends`; an answer for each.
     static func store(_ sends: [KnownSend], on postgres: PostgresDatabase) async throws -> [KnownSend.Answer] {
+        let waited = ContinuousClock.now - (sends.map(\.asked).min() ?? .now)
         let messages = sends.flatMap(\.messages), transitions = sends.flatMap(\.transitions)
         var b = PostgresBindings(capacity: 16)
         b.append(sends.map(\.sender)); b.append(sends.map(\.now)); b.append(sends.map { Int32(clamping: $0.perHour) })
@@ -56,7 +59,7 @@ final class KnownSends: Sendable {
         b.append(transitions.map { $0?.transition ?? "" }); b.append(transitions.map { $0?.speed ?? "" })
         let rows = try await postgres.query(PostgresQuery(
             unsafeSQL: "SELECT full_at, statuses FROM flaphub_send_known_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
-            binds: b))
+            binds: b), within: postgres.deadline - waited)
         guard rows.count == sends.count, rows.allSatisfy({ $0.count == 2 }) else {
             throw SQLFailure(message: "flaphub_send_known_batch answered \(rows.count) rows for \(sends.count) sends", sqlState: nil)
         }
@@ -82,10 +85,12 @@ final class KnownSend: GroupCommitTurn, @unchecked Sendable {
     let perHour: Int
     let channel: String?
     let payloads: [String]
+    /// When it was asked: its wait for the database counts from here.
+    let asked: ContinuousClock.Instant
     var outcome: Result<Answer, any Error>?
 
     init(_ messages: [HubStore.Message], transitions: [(transition: String, speed: String)?], by sender: String, now: Double,
-         perHour: Int, notifying: (channel: String, payloads: [String])?) {
+         perHour: Int, notifying: (channel: String, payloads: [String])?, asked: ContinuousClock.Instant = .now) {
         self.messages = messages
         self.transitions = transitions
         self.sender = sender
@@ -93,5 +98,6 @@ final class KnownSend: GroupCommitTurn, @unchecked Sendable {
         self.perHour = perHour
         channel = notifying?.channel
         payloads = notifying?.payloads ?? []
+        self.asked = asked
     }
 }

@@ -43,11 +43,12 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     /// One statement as postgres-nio writes it (binds of any type it encodes: arrays), bounded
-    /// and its failures said as `query`'s are.
+    /// (by `within` when its caller has waited part of the address's wait already) and its
+    /// failures said as `query`'s are.
     @discardableResult
-    func query(_ statement: PostgresQuery) async throws -> [[SQLValue]] {
+    func query(_ statement: PostgresQuery, within: Duration? = nil) async throws -> [[SQLValue]] {
         let (client, logger) = (client, logger)
-        return try await Self.bounded(deadline) {
+        return try await Self.bounded(within ?? deadline) {
             try await Self.unavailable { try await client.withConnection { try await Connection(connection: $0, logger: logger).query(statement) } }
         }
     }
@@ -90,7 +91,8 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// Runs `body` for at most `deadline`; past it, cancels it and throws `DatabaseUnavailable`.
     static func bounded<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
+        guard deadline > .zero else { throw DatabaseUnavailable(cause: "no time left to wait") }
+        return try await withThrowingTaskGroup(of: T.self) { group in
             group.addTask { try await body() }
             group.addTask {
                 try await Task.sleep(for: deadline)
