@@ -131,7 +131,7 @@ extension Hub {
 
     /// Each new message's event, its `message.new` frame written once.
     func newMessageEvents(_ messages: [HubStore.Message], by sender: HubStore.User) -> [RelayEvent] {
-        messages.map { RelayEvent.newMessage(id: $0.id, recipient: $0.recipientID, frame: WireFrame.new(HubStore.api($0, sender: sender)).text) }
+        messages.map { RelayEvent.message(id: $0.id, recipient: $0.recipientID, frame: WireFrame.new(HubStore.api($0, sender: sender)).text) }
     }
 
     /// What a send tells the other instances as it commits (on PostgreSQL).

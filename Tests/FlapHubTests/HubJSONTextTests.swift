@@ -32,4 +32,14 @@ import Testing
             }
         }
     }
+
+    /// A notification holds at most 8000 bytes: a new message's event too big for one is
+    /// notified without its frame (each instance reads the message); one that fits keeps it.
+    @Test func aNewMessageTooBigForANotificationIsNotifiedWithoutItsFrame() {
+        let fits = RelayEvent.message(id: "m", recipient: "r", frame: String(repeating: "x", count: 7000))
+        let big = RelayEvent.message(id: "m", recipient: "r", frame: String(repeating: "\"", count: 4000))
+        #expect(RelayEvent.decode(fits.notice) == fits)
+        #expect(RelayEvent.decode(big.notice) == .message(id: "m", recipient: "r", frame: nil), "4,000 quotes: 8,000 bytes once escaped")
+        #expect(big.notice.utf8.count <= RelayEvent.maxEvent)
+    }
 }

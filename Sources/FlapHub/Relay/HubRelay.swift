@@ -15,10 +15,14 @@ enum RelayEvent: Sendable, Equatable, Codable {
     /// The largest event a notification carries: PostgreSQL's 8000 bytes, less the origin before it.
     static let maxEvent = 7900
 
-    /// A new message's event, with its frame when the whole event fits a notification.
-    static func newMessage(id: String, recipient: String, frame: String) -> RelayEvent {
-        let whole = RelayEvent.message(id: id, recipient: recipient, frame: frame)
-        return whole.json.utf8.count <= maxEvent ? whole : .message(id: id, recipient: recipient, frame: nil)
+    /// What a notification of the event carries: `json` — a new message's without its frame
+    /// when the whole would not fit (each instance then reads the message). This instance's own
+    /// connections are passed the event as it is, the frame always with it; and a relay-less
+    /// instance (SQLite) writes no event's text at all.
+    var notice: String {
+        let whole = json
+        guard whole.utf8.count > Self.maxEvent, case .message(let id, let recipient, .some) = self else { return whole }
+        return RelayEvent.message(id: id, recipient: recipient, frame: nil).json
     }
 
     /// The text its `Codable` definition reads (written directly: one or two a message, issue 37).
@@ -60,7 +64,7 @@ final class PostgresRelay: Sendable {
     }
 
     /// What a notification of `event` holds: `origin event`.
-    func payload(_ event: RelayEvent) -> String { origin + " " + event.json }
+    func payload(_ event: RelayEvent) -> String { origin + " " + event.notice }
 
     /// Hears every instance's events until cancelled; `gap` when some may have been missed.
     func listen(receive: @escaping @Sendable (RelayEvent) async -> Void, gap: @escaping @Sendable () async -> Void) async {
