@@ -25,8 +25,8 @@ extension Hub {
         router.post("/") { request, _ in try await self.vestaboardWrite(request) }
         router.get("/transition") { request, _ in
             let token = try await self.vestaboardToken(request, write: false)
-            let (transition, speed) = try await self.store.transition(of: token.userID) ?? ("classic", "fast")
-            return try self.reply(200, TransitionAnswer(transition: transition, transitionSpeed: speed))
+            let set = try await self.store.transition(of: token.userID) ?? .init(transition: "classic", speed: "fast")
+            return try self.reply(200, TransitionAnswer(transition: set.transition, transitionSpeed: set.speed))
         }
         router.put("/transition") { request, _ in
             let token = try await self.vestaboardToken(request, write: true)

@@ -103,7 +103,7 @@ extension Hub {
 
     /// A message of a send to one recipient.
     func message(from sender: HubStore.User, to recipient: String, _ sending: SendRequest, at t: Double,
-                 transition: (transition: String, speed: String)?) -> HubStore.Message {
+                 transition: HubStore.BoardTransition?) -> HubStore.Message {
         message(from: sender, to: recipient, content: sending.content, type: sending.type, at: t, unlockAt: sending.unlockAt,
                 options: sending.options, transition: transition)
     }
@@ -111,10 +111,10 @@ extension Hub {
     /// A new message of `sender` to `recipient`, with the recipient board's `transition` (as its
     /// owner set it through the Cloud API) unless `options` bring their own.
     func message(from sender: HubStore.User, to recipient: String, content: String, type: InboxMessage.ContentType, at t: Double,
-                 unlockAt: Double?, options: MessageOptions, transition: (transition: String, speed: String)?) -> HubStore.Message {
+                 unlockAt: Double?, options: MessageOptions, transition: HubStore.BoardTransition?) -> HubStore.Message {
         var options = options
-        if options.transition == nil, let (transition, speed) = transition {
-            options.transition = TransitionFields(transition: transition, speed: speed)
+        if options.transition == nil, let transition {
+            options.transition = TransitionFields(transition: transition.transition, speed: transition.speed)
         }
         return HubStore.Message(id: HubStore.newMessageID(at: t), senderID: sender.id, recipientID: recipient, content: content,
                                 contentType: type, createdAt: t, unlockAt: unlockAt, expiresAt: t + limits.messageTTL, options: options)

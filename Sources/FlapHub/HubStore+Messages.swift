@@ -136,7 +136,7 @@ extension HubStore {
     /// status is returned — 0 as known, 1 no such user, 2 blocks the sender, 3 not a friend, 4
     /// another transition (`flaphub_send_known`, HubSchema.v9). In a batch with the sends asked
     /// while the one before was stored (`KnownSends`): a round trip and a commit for all of them.
-    func sendKnown(_ messages: [Message], transitions: [(transition: String, speed: String)?], by sender: String, now: Double,
+    func sendKnown(_ messages: [Message], transitions: [BoardTransition?], by sender: String, now: Double,
                    perHour: Int, notifying: (channel: String, payloads: [String])?, on postgres: PostgresDatabase) async throws -> [Int]? {
         let answer = try await knownSends.store(KnownSend(messages, transitions: transitions, by: sender, now: now, perHour: perHour,
                                                           notifying: notifying), on: postgres)

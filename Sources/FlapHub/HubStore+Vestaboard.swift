@@ -79,9 +79,9 @@ extension HubStore {
     }
 
     /// The transition a board's owner set (Cloud API names), or nil: the board's own style.
-    public func transition(of user: String) async throws -> (transition: String, speed: String)? {
+    public func transition(of user: String) async throws -> BoardTransition? {
         guard let row = try await db.query("SELECT transition, speed FROM board_transitions WHERE user_id = ?", [.text(user)]).first else { return nil }
-        return (try row.text(0), try row.text(1))
+        return BoardTransition(transition: try row.text(0), speed: try row.text(1))
     }
 
     public func setTransition(_ transition: String, speed: String, of user: String) async throws {

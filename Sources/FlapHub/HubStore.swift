@@ -178,6 +178,12 @@ public final class HubStore: Sendable {
         try await unfriend(user, blocked)
     }
 
+    /// The transition a board's owner set through the Cloud API (its names: `transition`, `speed`).
+    public struct BoardTransition: Sendable, Equatable {
+        public var transition: String
+        public var speed: String
+    }
+
     /// A recipient of `sender`'s message, by id or username: whether they block the sender,
     /// whether they are friends, and the transition their board's owner set (Cloud API) — one
     /// statement (a send asks it for every recipient).
@@ -185,7 +191,7 @@ public final class HubStore: Sendable {
         public var user: User
         public var blocks: Bool
         public var friends: Bool
-        public var transition: (transition: String, speed: String)?
+        public var transition: BoardTransition?
     }
 
     /// On PostgreSQL, a recipient who can take the sender's messages is kept (`KnownRecipients`).
@@ -205,7 +211,7 @@ public final class HubStore: Sendable {
             """, [parameters[0]] + parameters)
         let found = try rows.map { r in
             Recipient(user: User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), blocks: r[3].int == 1, friends: r[4].int == 1,
-                      transition: r[5].text.flatMap { transition in r[6].text.map { (transition, $0) } })
+                      transition: r[5].text.flatMap { transition in r[6].text.map { BoardTransition(transition: transition, speed: $0) } })
         }.min { Self.byName($0.user, $1.user) }
         // On PostgreSQL, one that can take the sender's messages is known from now on (`KnownRecipients`).
         if db is PostgresDatabase, let found, found.friends, !found.blocks {

@@ -390,7 +390,7 @@ func temporaryDatabase() -> String {
             HubStore.Message(id: HubStore.newMessageID(at: 100), senderID: a.id, recipientID: to, content: "M\(i)", contentType: .text,
                              createdAt: 100, expiresAt: 1e12)
         }
-        func send(_ messages: [HubStore.Message], _ transitions: [(transition: String, speed: String)?], perHour: Int = 10) async throws -> [Int]? {
+        func send(_ messages: [HubStore.Message], _ transitions: [HubStore.BoardTransition?], perHour: Int = 10) async throws -> [Int]? {
             try await store.sendKnown(messages, transitions: transitions, by: a.id, now: 100, perHour: perHour, notifying: nil, on: db)
         }
         func stored() async throws -> Int64? { try await store.db.query("SELECT count(*) FROM messages").first?.first?.int }
@@ -398,17 +398,17 @@ func temporaryDatabase() -> String {
         #expect(try await stored() == 2)
         try await store.setTransition("wave", speed: "fast", of: c.id)
         #expect(try await send([m(b.id, 3), m(c.id, 4)], [nil, nil]) == [0, 4], "c's board has a transition now: nothing stored")
-        #expect(try await send([m(c.id, 5)], [("wave", "slow")]) == [4])
+        #expect(try await send([m(c.id, 5)], [.init(transition: "wave", speed: "slow")]) == [4])
         #expect(try await stored() == 2)
-        #expect(try await send([m(c.id, 6)], [("wave", "fast")]) == nil)
+        #expect(try await send([m(c.id, 6)], [.init(transition: "wave", speed: "fast")]) == nil)
         try await store.block(b.id, a.id)
         #expect(try await send([m(b.id, 7)], [nil]) == [2])
         try await store.unfriend(a.id, c.id)
-        #expect(try await send([m(c.id, 8)], [("wave", "fast")]) == [3])
+        #expect(try await send([m(c.id, 8)], [.init(transition: "wave", speed: "fast")]) == [3])
         #expect(try await send([m("no-such-id", 9)], [nil]) == [1])
         #expect(try await stored() == 3)
         try await store.befriend(a.id, c.id, now: 0)
-        let refused = await #expect(throws: HubError.self) { _ = try await send([m(c.id, 10)], [("wave", "fast")], perHour: 2) }
+        let refused = await #expect(throws: HubError.self) { _ = try await send([m(c.id, 10)], [.init(transition: "wave", speed: "fast")], perHour: 2) }
         #expect(refused?.status == 429)
         #expect(try await stored() == 3)
     }

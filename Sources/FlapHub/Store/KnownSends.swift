@@ -79,7 +79,7 @@ final class KnownSend: GroupCommitTurn, @unchecked Sendable {
         var statuses: [Int]
     }
     let messages: [HubStore.Message]
-    let transitions: [(transition: String, speed: String)?]
+    let transitions: [HubStore.BoardTransition?]
     let sender: String
     let now: Double
     let perHour: Int
@@ -89,7 +89,7 @@ final class KnownSend: GroupCommitTurn, @unchecked Sendable {
     let asked: ContinuousClock.Instant
     var outcome: Result<Answer, any Error>?
 
-    init(_ messages: [HubStore.Message], transitions: [(transition: String, speed: String)?], by sender: String, now: Double,
+    init(_ messages: [HubStore.Message], transitions: [HubStore.BoardTransition?], by sender: String, now: Double,
          perHour: Int, notifying: (channel: String, payloads: [String])?, asked: ContinuousClock.Instant = .now) {
         self.messages = messages
         self.transitions = transitions
