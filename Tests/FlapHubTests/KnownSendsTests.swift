@@ -40,7 +40,7 @@ import TestWaits
         let f = try await Fixture()
         let sends = [f.send(from: f.a, to: f.b, perHour: 2), f.send(from: f.a, to: f.c, perHour: 2), f.send(from: f.a, to: f.b, perHour: 2),
                      f.send(from: f.d, to: f.b, perHour: 2), f.send(from: f.a, to: f.b, perHour: 2)]
-        let answers = try await KnownSends.store(sends, on: f.db)
+        let answers = try await KnownSends.storeTogether(sends, on: f.db)
         #expect(answers.map(\.statuses) == [[0], [3], [0], [0], [0]], "c is no one's friend")
         #expect(answers.map(\.fullAt) == [nil, nil, nil, nil, 100], "a's third send is past 2 an hour; the one to c was not stored")
         #expect(try await f.stored() == [sends[0], sends[2], sends[3]].map(\.messages[0].id).sorted())

@@ -34,7 +34,7 @@ final class KnownSends: Sendable {
     /// Each of `sends` answered, or failed.
     static func commit(_ sends: [KnownSend], on postgres: PostgresDatabase) async {
         do {
-            let answers = try await store(sends, on: postgres)
+            let answers = try await storeTogether(sends, on: postgres)
             for (send, answer) in zip(sends, answers) { send.outcome = .success(answer) }
         } catch {
             guard sends.count > 1, !(error is DatabaseUnavailable) else {
@@ -42,13 +42,13 @@ final class KnownSends: Sendable {
                 return
             }
             for send in sends {
-                do { send.outcome = .success(try await store([send], on: postgres)[0]) } catch { send.outcome = .failure(error) }
+                do { send.outcome = .success(try await storeTogether([send], on: postgres)[0]) } catch { send.outcome = .failure(error) }
             }
         }
     }
 
     /// One statement for `sends`; an answer for each.
-    static func store(_ sends: [KnownSend], on postgres: PostgresDatabase) async throws -> [KnownSend.Answer] {
+    static func storeTogether(_ sends: [KnownSend], on postgres: PostgresDatabase) async throws -> [KnownSend.Answer] {
         let waited = ContinuousClock.now - (sends.map(\.asked).min() ?? .now)
         let messages = sends.flatMap(\.messages), transitions = sends.flatMap(\.transitions)
         var b = PostgresBindings(capacity: 16)

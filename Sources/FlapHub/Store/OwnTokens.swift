@@ -26,8 +26,8 @@ final class Kept<Value: Sendable>: Sendable {
 typealias OwnTokens = Kept<HubStore.User>
 
 /// On PostgreSQL, a send's recipients by the name (or id) a sender gave, lowercased: as last read
-/// (`HubStore.recipient`; a send uses the user and their board's transition). A name always names the same user while they exist
-/// (no route renames one); whether they are friends, whether they block the sender and the
-/// transition may change at any time, so a send that uses an entry has `flaphub_send_known`
-/// check all three, and storing nothing when any differs.
+/// (`HubStore.recipient`; a send uses the user and their board's transition). A name always names
+/// the same user while they exist (no route renames one); whether they are friends, whether they
+/// block the sender and the transition may change at any time, so a send that uses an entry has
+/// `flaphub_send_known` check all three, and storing nothing when any differs.
 typealias KnownRecipients = Kept<HubStore.Recipient>
