@@ -59,26 +59,50 @@ extension Hub {
     }
 
     /// `POST /api/v1/messages`: validates, stores one copy per recipient, pushes `message.new`.
+    /// On SQLite the recipients are read in the send's transaction (`HubStore.send(reading:)`);
+    /// on PostgreSQL each is read first unless known (`sendToKnown`), then the send is stored.
     func send(_ request: Request) async throws -> Response {
         let me = try await caller(request)
         let t = now()
         let sending = try SendRequest.read(try await json(request), now: t, ttl: limits.messageTTL)
-        if let postgres = store.db as? PostgresDatabase, let sent = try await sendToKnown(sending, by: me, at: t, on: postgres) { return sent }
+        let sent: Sent
+        if let postgres = store.db as? PostgresDatabase {
+            if let answer = try await sendToKnown(sending, by: me, at: t, on: postgres) { return answer }
+            var recipients: [HubStore.Recipient?] = []
+            for name in sending.recipients { recipients.append(try await store.recipient(name, of: me.id)) }
+            sent = self.sent(sending, by: me, at: t, to: recipients)
+            if !sent.stored.isEmpty { try await storeAndPush(sent.stored, by: me, at: t) }
+        } else {
+            sent = try await store.send(reading: sending.recipients, by: me.id, now: t, perHour: limits.messagesPerHour) { recipients in
+                let sent = self.sent(sending, by: me, at: t, to: recipients)
+                return (sent, sent.stored)
+            }
+            for event in newMessageEvents(sent.stored, by: me) { await relayed(event) }
+        }
+        guard !sent.stored.isEmpty else {
+            return HubReply.response(.forbidden, HubReply.Sent(error: "no recipient could take the message", results: sent.results))
+        }
+        return HubReply.response(.created, HubReply.Sent(results: sent.results))
+    }
+
+    /// What a send answers for each recipient, and the messages it stores.
+    struct Sent: Sendable {
         var results: [HubReply.Sent.Outcome] = []
         var stored: [HubStore.Message] = []
-        for name in sending.recipients {
-            guard let to = try await store.recipient(name, of: me.id) else {
-                results.append(.refused(name, "no such user")); continue
-            }
-            if to.blocks { results.append(.refused(name, "blocked")); continue }
-            guard to.friends else { results.append(.refused(name, "not a friend")); continue }
+    }
+
+    /// A send to its recipients as read (nil: no such user): a message for each that takes it.
+    func sent(_ sending: SendRequest, by me: HubStore.User, at t: Double, to recipients: [HubStore.Recipient?]) -> Sent {
+        var sent = Sent()
+        for (name, to) in zip(sending.recipients, recipients) {
+            guard let to else { sent.results.append(.refused(name, "no such user")); continue }
+            if to.blocks { sent.results.append(.refused(name, "blocked")); continue }
+            guard to.friends else { sent.results.append(.refused(name, "not a friend")); continue }
             let m = message(from: me, to: to.user.id, sending, at: t, transition: to.transition)
-            stored.append(m)
-            results.append(.init(recipient: name, recipientID: to.user.id, status: .sent, messageID: m.id))
+            sent.stored.append(m)
+            sent.results.append(.init(recipient: name, recipientID: to.user.id, status: .sent, messageID: m.id))
         }
-        guard !stored.isEmpty else { return HubReply.response(.forbidden, HubReply.Sent(error: "no recipient could take the message", results: results)) }
-        try await storeAndPush(stored, by: me, at: t)
-        return HubReply.response(.created, HubReply.Sent(results: results))
+        return sent
     }
 
     /// On PostgreSQL, a send whose every recipient this instance knows from an earlier send

@@ -104,10 +104,30 @@ extension HubStore {
             if let at = rows.first?.first?.double { throw Self.limited(perHour, at: at, now: now) }
             return
         }
+        try await db.transaction(lock: "sends:" + sender) { db in try await Self.store(messages, by: sender, now: now, perHour: perHour, in: db) }
+    }
+
+    /// `send`'s transaction on SQLite: the limit checked, the messages and the send stored.
+    private static func store(_ messages: [Message], by sender: String, now: Double, perHour: Int, in db: any SQLQuerying) async throws {
+        let latest = try await checkLimit(of: sender, now: now, perHour: perHour, in: db)
+        for m in messages { try await insert(m, into: db) }
+        try await db.query("INSERT INTO sends(sender_id, at, n) VALUES(?,?,?)", [.text(sender), .double(now), .int(latest + 1)])
+    }
+
+    /// On SQLite, a send whose recipients are read in its own transaction: each of `names` as
+    /// `recipient(_:of:)` reads it, `choose` makes from them the send's answer and its messages,
+    /// and those are stored as `send` stores them (nothing, and no send counted, when it makes
+    /// none). On the writer's connection, whose pages stay in its cache: a reader's are read again
+    /// from the file after every commit — on a busy hub, each send's recipient from the disk cache
+    /// (issue 37). And the recipients are as they were when the messages were stored.
+    func send<Answer: Sendable>(reading names: [String], by sender: String, now: Double, perHour: Int,
+                                choose: @escaping @Sendable ([Recipient?]) -> (Answer, [Message])) async throws -> Answer {
         try await db.transaction(lock: "sends:" + sender) { db in
-            let latest = try await Self.checkLimit(of: sender, now: now, perHour: perHour, in: db)
-            for m in messages { try await Self.insert(m, into: db) }
-            try await db.query("INSERT INTO sends(sender_id, at, n) VALUES(?,?,?)", [.text(sender), .double(now), .int(latest + 1)])
+            var recipients: [Recipient?] = []
+            for name in names { recipients.append(try await Self.recipient(name, of: sender, in: db)) }
+            let (answer, messages) = choose(recipients)
+            if !messages.isEmpty { try await Self.store(messages, by: sender, now: now, perHour: perHour, in: db) }
+            return answer
         }
     }
 

@@ -196,6 +196,15 @@ public final class HubStore: Sendable {
 
     /// On PostgreSQL, a recipient who can take the sender's messages is kept (`KnownRecipients`).
     public func recipient(_ idOrName: String, of sender: String) async throws -> Recipient? {
+        let found = try await Self.recipient(idOrName, of: sender, in: db)
+        if db is PostgresDatabase, let found, found.friends, !found.blocks {
+            knownRecipients.keep(idOrName.lowercased(), found)
+        }
+        return found
+    }
+
+    /// `recipient(_:of:)` read on `db` (a database, or a transaction's connection).
+    static func recipient(_ idOrName: String, of sender: String, in db: any SQLQuerying) async throws -> Recipient? {
         guard Self.isID(idOrName) || Self.isUsername(idOrName) else { return nil }
         let parameters: [SQLValue] = [.text(sender), .text(idOrName.lowercased()), .text(idOrName)]
         // PostgreSQL: the same statement in a function of the schema (HubSchema.v7), planned once.
@@ -209,15 +218,10 @@ public final class HubStore: Sendable {
             FROM users u LEFT JOIN board_transitions t ON t.user_id = u.id
             WHERE u.id = ? OR lower(u.username) = lower(?)
             """, [parameters[0]] + parameters)
-        let found = try rows.map { r in
+        return try rows.map { r in
             Recipient(user: User(id: try r.text(0), username: try r.text(1), displayName: r[2].text), blocks: r[3].int == 1, friends: r[4].int == 1,
                       transition: r[5].text.flatMap { transition in r[6].text.map { BoardTransition(transition: transition, speed: $0) } })
         }.min { Self.byName($0.user, $1.user) }
-        // On PostgreSQL, one that can take the sender's messages is known from now on (`KnownRecipients`).
-        if db is PostgresDatabase, let found, found.friends, !found.blocks {
-            knownRecipients.keep(idOrName.lowercased(), found)
-        }
-        return found
     }
 
     public func blocks(_ user: String, _ other: String) async throws -> Bool {
