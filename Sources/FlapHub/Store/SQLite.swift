@@ -42,6 +42,10 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// Reader connections: one for each thread that runs tasks, and one more.
     static let readerCount = ProcessInfo.processInfo.activeProcessorCount + 1
+    /// The writer's page cache, in KiB (SQLite's default is 2,000): every send adds an entry to
+    /// indexes by recipient and by sender, each at its own place in the index, and the pages of
+    /// those places did not stay in 2 MB — the writer read them again from the file (issue 37).
+    static let writerCacheKiB = 32 * 1024
     /// How long a read waits for the file: in WAL a read waits for no writer, only for another
     /// process recovering the file after a crash — briefly, since the read holds its thread.
     static let readerBusyMilliseconds = 1000
@@ -57,7 +61,8 @@ public final class SQLiteDatabase: SQLDatabase {
         try await NIOThreadPool.singleton.runIfActive {
             let writer = try SQLiteHandle.open(path: path, pragmas: ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL",
                                                                 "PRAGMA foreign_keys = ON", "PRAGMA synchronous = FULL",
-                                                                "PRAGMA temp_store = MEMORY", "PRAGMA wal_autocheckpoint = 10000"])
+                                                                "PRAGMA temp_store = MEMORY", "PRAGMA wal_autocheckpoint = 10000",
+                                                                "PRAGMA cache_size = -\(writerCacheKiB)"])
             let readers = try (0..<readerCount).map { _ in
                 try SQLiteHandle.open(path: path, pragmas: ["PRAGMA busy_timeout = \(readerBusyMilliseconds)", "PRAGMA query_only = ON"])
             }
