@@ -72,6 +72,14 @@ enum FuzzTargets {
             guard let object = try? SendRequest.object(bytes) else { return }
             _ = try? SendRequest.read(object, now: 1_800_000_000, ttl: 172_800)
         },
+        // A notification of another flaphub instance (through PostgreSQL): an event read from
+        // one is noticed again as itself (a new message's frame dropped only when too big).
+        "hub-notice": { bytes in
+            guard let event = RelayEvent.read(Substring(String(decoding: bytes, as: UTF8.self))) else { return }
+            var expected = event
+            if case .message(let id, let recipient, .some) = event, event.notice.hasPrefix("m") { expected = .message(id: id, recipient: recipient, frame: nil) }
+            precondition(RelayEvent.read(Substring(event.notice)) == expected, "a notice that does not read back")
+        },
         // A write of Vestaboard's Cloud or Read/Write API (issue 38): what it takes is a message
         // the message API itself would take.
         "vestaboard-write": { bytes in

@@ -1,3 +1,4 @@
+import FlapHubInput
 import FlapMessages
 import Foundation
 import Testing
@@ -24,22 +25,34 @@ import Testing
         }
     }
 
-    @Test func aRelayEventReadsBackAsItWas() {
-        for name in Self.awkward {
-            for event in [RelayEvent.frame(user: name, text: #"{"type":"x/\#(name)"}"#), .message(id: name, recipient: "r" + name, frame: name),
-                          .message(id: name, recipient: name, frame: nil)] {
-                #expect(RelayEvent.decode(event.json) == event, "\(event)")
+    @Test func aRelayEventReadsBackAsItWas() throws {
+        for name in Self.awkward + ["5:x", "F1:", "a:b:c"] {
+            for event in [RelayEvent.frame(user: name, text: #"{"type":"x/\#(name)"}"#), .frame(user: name, text: ""),
+                          .message(id: name, recipient: "r" + name, frame: name), .message(id: name, recipient: name, frame: nil),
+                          .message(id: "", recipient: "", frame: "")] {
+                #expect(RelayEvent.read(Substring(event.notice)) == event, "\(event)")
+                // An instance before this notice format sent the event's JSON: still read.
+                #expect(RelayEvent.read(Substring(String(decoding: try JSONEncoder().encode(event), as: UTF8.self))) == event, "\(event)")
             }
+        }
+        #expect(RelayEvent.message(id: "m", recipient: "u", frame: #"{"a":"b\"c"}"#).notice == #"M1:m1:u{"a":"b\"c"}"#, "the frame as it is")
+    }
+
+    /// A notice that is not one — cut short, a length past its end or not a number, an unknown
+    /// kind, `m` with a frame after it — reads as nothing, never as part of an event.
+    @Test func aBrokenNoticeReadsAsNothing() {
+        for broken in ["", "X1:a", "F", "F:a", "F2:a", "F-1:a", "F+1:a", "F123456:a", "M1:m", "M1:m2:u", "m1:m1:u{}", "M1:m1u", "{", "{\"frame\":1}"] {
+            #expect(RelayEvent.read(Substring(broken)) == nil, "\(broken)")
         }
     }
 
     /// A notification holds at most 8000 bytes: a new message's event too big for one is
     /// notified without its frame (each instance reads the message); one that fits keeps it.
     @Test func aNewMessageTooBigForANotificationIsNotifiedWithoutItsFrame() {
-        let fits = RelayEvent.message(id: "m", recipient: "r", frame: String(repeating: "x", count: 7000))
-        let big = RelayEvent.message(id: "m", recipient: "r", frame: String(repeating: "\"", count: 4000))
-        #expect(RelayEvent.decode(fits.notice) == fits)
-        #expect(RelayEvent.decode(big.notice) == .message(id: "m", recipient: "r", frame: nil), "4,000 quotes: 8,000 bytes once escaped")
-        #expect(big.notice.utf8.count <= RelayEvent.maxEvent)
+        let fits = RelayEvent.message(id: "m", recipient: "r", frame: String(repeating: "\"", count: 7800))
+        let big = RelayEvent.message(id: "m", recipient: "r", frame: String(repeating: "x", count: 7900))
+        #expect(RelayEvent.read(Substring(fits.notice)) == fits, "nothing is escaped: 7,800 quotes fit")
+        #expect(RelayEvent.read(Substring(big.notice)) == .message(id: "m", recipient: "r", frame: nil))
+        #expect(fits.notice.utf8.count <= RelayEvent.maxEvent && big.notice.utf8.count <= RelayEvent.maxEvent)
     }
 }

@@ -1,45 +1,9 @@
 import FlapCore
+import FlapHubInput
 import FlapMessages
 import Foundation
 import Logging
 import ServiceLifecycle
-
-/// What one instance tells every instance: a frame for a user's connections, or a new message
-/// for its recipient's (each instance sends it to the connections it holds, and the first to
-/// deliver it marks it delivered), with its `message.new` frame when that is small enough: a
-/// notification holds at most 8000 bytes.
-enum RelayEvent: Sendable, Equatable, Codable {
-    case frame(user: String, text: String)
-    case message(id: String, recipient: String, frame: String?)
-
-    /// The largest event a notification carries: PostgreSQL's 8000 bytes, less the origin before it.
-    static let maxEvent = 7900
-
-    /// What a notification of the event carries: `json` — a new message's without its frame
-    /// when the whole would not fit (each instance then reads the message). This instance's own
-    /// connections are passed the event as it is, the frame always with it; and a relay-less
-    /// instance (SQLite) writes no event's text at all.
-    var notice: String {
-        let whole = json
-        guard whole.utf8.count > Self.maxEvent, case .message(let id, let recipient, .some) = self else { return whole }
-        return RelayEvent.message(id: id, recipient: recipient, frame: nil).json
-    }
-
-    /// The text its `Codable` definition reads (written directly: one or two a message, issue 37).
-    var json: String {
-        var fields = JSONObjectText(escapingSlashes: true), event = JSONObjectText(escapingSlashes: true)
-        switch self {
-        case .frame(let user, let text):
-            fields.add("user", user); fields.add("text", text)
-            event.add("frame", fields)
-        case .message(let id, let recipient, let frame):
-            fields.add("id", id); fields.add("recipient", recipient); fields.add("frame", frame)
-            event.add("message", fields)
-        }
-        return event.text
-    }
-    static func decode(_ text: String) -> RelayEvent? { try? JSONDecoder().decode(RelayEvent.self, from: Data(text.utf8)) }
-}
 
 /// Events between the flaphub instances on one PostgreSQL database, by its `LISTEN/NOTIFY`
 /// (the engine's own mechanism: no broker beside it). A notification is sent once and heard by
@@ -79,7 +43,7 @@ final class PostgresRelay: Sendable {
                 }, receive: { payload in
                     let (from, body) = (payload.prefix { $0 != " " }, payload.drop { $0 != " " }.dropFirst())
                     guard from != origin else { return }
-                    guard let event = RelayEvent.decode(String(body)) else {
+                    guard let event = RelayEvent.read(body) else {
                         logger.warning("a notification that is not an event", metadata: ["bytes": "\(payload.utf8.count)"])
                         return
                     }
