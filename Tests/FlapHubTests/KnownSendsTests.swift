@@ -107,4 +107,42 @@ import TestWaits
         #expect(sends.batches.load(ordering: .relaxed) - before == 2, "the first send's batch, then the 20's")
         #expect(try await f.stored().count == 21)
     }
+
+    /// Two batches with the same two senders in opposite orders — the first sender's lock held
+    /// by another session until both wait — are both stored: each takes its senders' locks in
+    /// the order of their keys, so neither can hold the lock the other waits for while waiting
+    /// for one it holds. (Taken in the sends' order, the first batch would get a's lock on its
+    /// release while the second held d's and waited for a's: PostgreSQL's deadlock, 40P01.)
+    @Test func batchesWithTheirSendersInOppositeOrdersNeverWaitInACircle() async throws {
+        let f = try await Fixture()
+        let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let first = [f.send(from: f.a, to: f.b), f.send(from: f.d, to: f.b)], second = [f.send(from: f.d, to: f.b), f.send(from: f.a, to: f.b)]
+        @Sendable func waiting() async -> Int {
+            let rows = try? await f.db.query("""
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """, [])
+            return Int(rows?.first?.first?.int ?? -1)
+        }
+        let answers = try await withThrowingTaskGroup(of: [[Int]]?.self) { group in
+            group.addTask {
+                try await f.db.transaction { c in
+                    try await c.query("SELECT pg_advisory_xact_lock(hashtext('sends:' || ?))", [.text(f.a.id)])
+                    lockedSignal.yield()
+                    for await _ in release { break }
+                }
+                return nil
+            }
+            for await _ in locked { break }
+            group.addTask { try await KnownSends.storeTogether(first, on: f.db).map(\.statuses) }
+            #expect(await eventually(asking: { await waiting() == 1 }), "the first batch waits for a lock")
+            group.addTask { try await KnownSends.storeTogether(second, on: f.db).map(\.statuses) }
+            #expect(await eventually(asking: { await waiting() == 2 }), "both batches wait")
+            releaseSignal.yield()
+            return try await group.compactMap { $0 }.reduce(into: [[[Int]]]()) { $0.append($1) }
+        }
+        #expect(answers == [[[0], [0]], [[0], [0]]], "both batches stored, neither ended by a deadlock")
+        #expect(try await f.stored() == (first + second).map(\.messages[0].id).sorted())
+    }
 }

@@ -18,6 +18,17 @@ public func eventually(within seconds: Double = 120, _ condition: @escaping @Sen
     await offPool { poll(within: seconds, condition) }
 }
 
+/// `eventually` for a condition that must itself wait (a query to a database): asked every
+/// millisecond from the test's task until it holds (true) or `seconds` have passed (false).
+public func eventually(within seconds: Double = 120, asking condition: @Sendable () async -> Bool) async -> Bool {
+    let end = ContinuousClock.now + .seconds(seconds)
+    while await !condition() {
+        if ContinuousClock.now > end { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
 /// `eventually`'s poll, blocking: for inside `offPool`, when what follows the condition must
 /// happen within a window of a few hundred milliseconds. A task resumed after `eventually` waits
 /// for a free thread of the pool, which in a whole test run can take longer than that.
