@@ -30,8 +30,6 @@ extension HubStore {
     /// sort together: each is added at the end of the id's index, not on a page of its own
     /// (SQLite wrote one random page of that index for every message, and the WAL and its
     /// checkpoint each wrote it again).
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     public static func newMessageID(at t: Double) -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         var random = SystemRandomNumberGenerator()
@@ -45,7 +43,7 @@ extension HubStore {
         text.reserveCapacity(36)
         for (i, b) in bytes.enumerated() {
             if i == 4 || i == 6 || i == 8 || i == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(Self.hexDigits[Int(b >> 4)]); text.append(Self.hexDigits[Int(b & 0x0F)])
+            text.append(HexDigits.lowercase[Int(b >> 4)]); text.append(HexDigits.lowercase[Int(b & 0x0F)])
         }
         return String(decoding: text, as: UTF8.self)
     }

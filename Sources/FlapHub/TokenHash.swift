@@ -10,12 +10,15 @@ enum TokenHash {
         return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { digits in
             var i = 0
             for byte in digest {
-                digits[i] = hexDigits[Int(byte >> 4)]; digits[i + 1] = hexDigits[Int(byte & 0xF)]
+                digits[i] = HexDigits.lowercase[Int(byte >> 4)]; digits[i + 1] = HexDigits.lowercase[Int(byte & 0xF)]
                 i += 2
             }
             return i
         }
     }
+}
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+/// The digits of lowercase hex, as UTF-8: a token's hash, a message's id.
+enum HexDigits {
+    static let lowercase: [UInt8] = Array("0123456789abcdef".utf8)
 }
