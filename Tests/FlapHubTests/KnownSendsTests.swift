@@ -32,6 +32,23 @@ import TestWaits
         func stored() async throws -> [String] {
             try await db.query("SELECT id FROM messages ORDER BY id", []).compactMap { $0.first?.text }
         }
+
+        /// Takes `sender`'s lock of the sends (as a batch does) in another session, in a task of
+        /// `group` that ends with nil; returns once it is held, with what lets it go.
+        func hold<T>(lockOf sender: HubStore.User, in group: inout ThrowingTaskGroup<T?, any Error>) async -> @Sendable () -> Void {
+            let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            group.addTask { [db] in
+                try await db.transaction { c in
+                    try await c.query("SELECT pg_advisory_xact_lock(hashtext('sends:' || ?))", [.text(sender.id)])
+                    lockedSignal.yield()
+                    for await _ in release { break }
+                }
+                return nil
+            }
+            for await _ in locked { break }
+            return { releaseSignal.yield() }
+        }
     }
 
     /// One statement for five sends: each answered as `flaphub_send_known` answers it alone, a
@@ -76,8 +93,6 @@ import TestWaits
     @Test func sendsThatComeWhileOneIsStoredGoTogether() async throws {
         let f = try await Fixture()
         let sends = f.store.knownSends
-        let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
-        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
         let before = sends.batches.load(ordering: .relaxed)
         /// A send's answer: stored (no hour's limit reached, every recipient as known) or not.
         @Sendable func stored(_ send: KnownSend) async throws -> Bool {
@@ -85,22 +100,14 @@ import TestWaits
             return answer.fullAt == nil && answer.statuses == [0]
         }
         let answers = try await withThrowingTaskGroup(of: Bool?.self) { group in
-            group.addTask {
-                try await f.db.transaction { c in
-                    try await c.query("SELECT pg_advisory_xact_lock(hashtext('sends:' || ?))", [.text(f.a.id)])
-                    lockedSignal.yield()
-                    for await _ in release { break }
-                }
-                return nil
-            }
-            for await _ in locked { break }
+            let release = await f.hold(lockOf: f.a, in: &group)
             group.addTask { try await stored(f.send(from: f.a, to: f.b, perHour: 100)) }
             #expect(await eventually { sends.batches.load(ordering: .relaxed) - before == 1 && sends.queued == 0 })
             for n in 1...20 {
                 group.addTask { try await stored(f.send(from: n.isMultiple(of: 2) ? f.a : f.d, to: f.b, perHour: 100)) }
             }
             #expect(await eventually { sends.queued == 20 }, "the 20 wait behind the batch that waits for a's lock")
-            releaseSignal.yield()
+            release()
             return try await group.compactMap { $0 }.reduce(into: [Bool]()) { $0.append($1) }
         }
         #expect(answers.count == 21 && answers.allSatisfy { $0 })
@@ -115,8 +122,6 @@ import TestWaits
     /// release while the second held d's and waited for a's: PostgreSQL's deadlock, 40P01.)
     @Test func batchesWithTheirSendersInOppositeOrdersNeverWaitInACircle() async throws {
         let f = try await Fixture()
-        let (locked, lockedSignal) = AsyncStream.makeStream(of: Void.self)
-        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
         let first = [f.send(from: f.a, to: f.b), f.send(from: f.d, to: f.b)], second = [f.send(from: f.d, to: f.b), f.send(from: f.a, to: f.b)]
         @Sendable func waiting() async -> Int {
             let rows = try? await f.db.query("""
@@ -126,20 +131,12 @@ import TestWaits
             return Int(rows?.first?.first?.int ?? -1)
         }
         let answers = try await withThrowingTaskGroup(of: [[Int]]?.self) { group in
-            group.addTask {
-                try await f.db.transaction { c in
-                    try await c.query("SELECT pg_advisory_xact_lock(hashtext('sends:' || ?))", [.text(f.a.id)])
-                    lockedSignal.yield()
-                    for await _ in release { break }
-                }
-                return nil
-            }
-            for await _ in locked { break }
+            let release = await f.hold(lockOf: f.a, in: &group)
             group.addTask { try await KnownSends.storeTogether(first, on: f.db).map(\.statuses) }
             #expect(await eventually(asking: { await waiting() == 1 }), "the first batch waits for a lock")
             group.addTask { try await KnownSends.storeTogether(second, on: f.db).map(\.statuses) }
             #expect(await eventually(asking: { await waiting() == 2 }), "both batches wait")
-            releaseSignal.yield()
+            release()
             return try await group.compactMap { $0 }.reduce(into: [[[Int]]]()) { $0.append($1) }
         }
         #expect(answers == [[[0], [0]], [[0], [0]]], "both batches stored, neither ended by a deadlock")
