@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPTypes
 import HummingbirdCore
 import Logging
@@ -29,8 +32,22 @@ struct HubChannel: ServerChildChannel, HTTPChannelHandler {
     let hub: Hub
     let http1: HTTP1Channel.Configuration
 
+    /// TCP keepalive on every connection: one whose other end is gone without a word (a board's
+    /// power cut, its router's) is ended by the kernel — after 60 s without a byte either way, six
+    /// unanswered probes 10 s apart; or 120 s after data it was sent went unacknowledged. Its
+    /// socket then leaves the registry and its address's count, as a closed one does. Boards
+    /// ping every 20 s, so a live one is never probed.
+    static let keepalive: [(ChannelOptions.Types.SocketOption, SocketOptionValue)] = [
+        (.init(level: .socket, name: .so_keepalive), 1),
+        (.init(level: .tcp, name: .init(rawValue: TCP_KEEPIDLE)), 60),
+        (.init(level: .tcp, name: .init(rawValue: TCP_KEEPINTVL)), 10),
+        (.init(level: .tcp, name: .init(rawValue: TCP_KEEPCNT)), 6),
+        (.init(level: .tcp, name: .init(rawValue: TCP_USER_TIMEOUT)), 120_000),
+    ]
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
+            for (option, value) in Self.keepalive { try channel.syncOptions?.setOption(option, value: value) }
             let attempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
             let (hub, http1) = (hub, http1)
             let upgrader = NIOTypedWebSocketServerUpgrader<Upgrade>(

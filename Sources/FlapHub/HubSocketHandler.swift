@@ -9,7 +9,8 @@ import NIOWebSocket
 /// A board's WebSocket once upgraded, read by callback on its event loop: authenticate first
 /// (within 10 s), then pings answered at once and every other frame handed — one at a time, in
 /// order — to a task that ends with it (`Hub.handle`); no more is read while one is in hand. A
-/// frame it cannot read gets an `error` event, never a crash; a close is answered and closes.
+/// frame it cannot read gets an `error` event, never a crash; a close is answered and closes, and
+/// so is the end of what the client sends without one.
 final class HubSocketHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -75,6 +76,12 @@ final class HubSocketHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             close(context, .goingAway, "the server is stopping: reconnect and catch up")
+        } else if case .inputClosed? = event as? ChannelEvent {
+            // The client shut its half without a close frame (its process ended, say): as a
+            // close after the frames before it. Kept open, the connection would count against
+            // its address's connections until the hub stopped.
+            queue.append(WebSocketFrame(fin: true, opcode: .connectionClose, data: context.channel.allocator.buffer(capacity: 0)))
+            next(context)
         } else {
             context.fireUserInboundEventTriggered(event)
         }

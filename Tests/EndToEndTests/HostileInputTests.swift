@@ -16,19 +16,30 @@ import Glibc
     }
 
     /// `exchange`, the answer as bytes (`<no close>` appended when the server did not close).
-    static func exchangeBytes(port: Int, _ bytes: [UInt8]) async -> [UInt8] {
+    /// With `then`, its bytes are sent once the answer holds its text; with `halfClose`, the
+    /// client's half is shut after the last bytes sent (a FIN, no close frame).
+    static func exchangeBytes(port: Int, _ bytes: [UInt8], then: (after: String, bytes: [UInt8])? = nil,
+                              halfClose: Bool = false) async -> [UInt8] {
         await withCheckedContinuation { c in
             Thread {
                 guard let fd = loopbackConnection(port: port) else { c.resume(returning: Array("<connect failed>".utf8)); return }
                 defer { close(fd) }
-                _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                var answer: [UInt8] = []
+                func send(_ bytes: [UInt8], last: Bool) {
+                    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if last, halfClose { shutdown(fd, Int32(SHUT_WR)) }
+                }
+                send(bytes, last: then == nil)
+                var answer: [UInt8] = [], pending = then
                 var buffer = [UInt8](repeating: 0, count: 65536)
                 while true {
                     let n = recv(fd, &buffer, buffer.count, 0)
                     // A reset counts as closed (the server closes with the client's bytes unread); a timeout does not.
                     if n <= 0 { if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { answer += Array("<no close>".utf8) }; break }
                     answer += buffer[..<n]
+                    if let next = pending, String(decoding: answer, as: UTF8.self).contains(next.after) {
+                        send(next.bytes, last: true)
+                        pending = nil
+                    }
                 }
                 c.resume(returning: answer)
             }.start()
@@ -141,6 +152,42 @@ import Glibc
         let text = String(decoding: polite, as: UTF8.self)
         #expect(text.contains("\"authenticated\"") && polite.indices.contains { polite[$0] == 0x8a && polite[$0 + 1] == 3 }
                 && text.contains("hey") && text.components(separatedBy: #""type":"pong""#).count == 4 && closes(with: 1000, polite), "\(text.suffix(300))")
+    }
+
+    /// The server's ends of its established connections on `port` (/proc/net/tcp): the kernel's
+    /// timer on each (2: keepalive) and the seconds until it fires.
+    static func serverTimers(port: Int) -> [(kind: Int, seconds: Double)] {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let local = String(format: ":%04X", port), ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return table.split(separator: "\n").dropFirst().compactMap { line in
+            let field = line.split(separator: " ")
+            guard field.count > 5, field[1].hasSuffix(local), field[3] == "01" else { return nil }
+            let timer = field[5].split(separator: ":")
+            guard timer.count == 2, let kind = Int(timer[0], radix: 16), let when = Int(timer[1], radix: 16) else { return nil }
+            return (kind, Double(when) / ticks)
+        }
+    }
+
+    /// A client gone without a close frame is let go (README, Limits and security): one that
+    /// shuts its half after a ping is answered, then closed — not kept open, counting against its
+    /// address, until the hub stops; one gone without a word (a power cut) is left to the
+    /// kernel's keepalive, whose timer runs on every connection (60 s, then probes).
+    @Test(.timeLimit(.minutes(3))) func flaphubLetsGoOfAClientThatIsGone() async throws {
+        let hub = try await HubHarness()
+        try await hub.users(["wall"], friends: [])
+        try await hub.start()
+        let handshake = Array(("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+        let authenticate = Array(#"{"type":"authenticate","token":"\#(hub.tokens["wall"]!)"}"#.utf8)
+        let gone = String(decoding: await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate),
+                                                             then: ("\"authenticated\"", Self.masked(0x1, Array(#"{"type":"ping"}"#.utf8))),
+                                                             halfClose: true), as: UTF8.self)
+        #expect(gone.contains(#""type":"pong""#) && !gone.hasSuffix("<no close>"), "\(gone.suffix(300))")
+        async let silent = Self.exchangeBytes(port: hub.port, handshake)
+        #expect(await eventually(within: 60) { Self.serverTimers(port: hub.port).contains { $0.kind == 2 } }, "a keepalive timer on the hub's end")
+        let timers = Self.serverTimers(port: hub.port)
+        #expect(!timers.isEmpty && timers.allSatisfy { $0.kind == 2 && $0.seconds <= 60 }, "\(timers)")
+        _ = await silent
     }
 
     @Test(.timeLimit(.minutes(3))) func flapdSurvivesTheBodiesThatKilledItAndNamesTheLimit() async throws {
