@@ -27,6 +27,8 @@ struct HubBench: AsyncParsableCommand {
     var rate = 100.0
     @Option(help: "Only one store: sqlite or postgresql (default both).") var only: String?
     @Option(help: "Seconds between a board's pings, as flapd's ping_seconds (0: boards never ping).") var ping = 20.0
+    @Option(help: "Boards that connect a second at first (0: all at once). A burst's peak stays in the allocator's pages; paced, the RSS per board is what a board holds.")
+    var connectRate = 0.0
     @Flag(help: "At the end of each store's run, restart its first instance under its boards: how they come back (the reconnect curve) and whether a message answered just before is lost.")
     var restart = false
 
@@ -36,13 +38,15 @@ struct HubBench: AsyncParsableCommand {
         limit.rlim_cur = limit.rlim_max
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         let flaphub = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flaphub").path
-        print("== flaphub at scale: \(boards) boards, \(senders) senders, \(Int(seconds)) s each, loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+        print("== flaphub at scale: \(boards) boards\(connectRate > 0 ? String(format: " (connecting %.0f a second)", connectRate) : ""), \(senders) senders, "
+              + "\(Int(seconds)) s each, loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
         guard only == nil || only == "sqlite" || only == "postgresql" else { throw ValidationError("--only is sqlite or postgresql") }
+        guard connectRate >= 0, connectRate.isFinite else { throw ValidationError("--connect-rate is 0 (all at once) or boards a second") }
         let postgres = only == "sqlite" ? nil : try PostgresServer()
         var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)]
             where only == nil || (only == "postgresql") == usePostgres {
-            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate, ping: ping, restart: restart,
+            let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate, ping: ping, restart: restart, connectRate: connectRate,
                                     database: usePostgres ? try postgres.map { $0.address(try $0.createDatabase()) } : nil,
                                     postmaster: usePostgres ? postgres?.postmasterPID : nil, instances: instances)
             let r = try await scenario.run()
@@ -80,6 +84,8 @@ struct Scenario {
     let flaphub: String, boards: Int, senders: Int, seconds: Double, rate: Double
     /// How often each board pings (0: never); whether the first instance is restarted at the end.
     let ping: Double, restart: Bool
+    /// Boards that connect a second at first (0: all at once).
+    let connectRate: Double
     /// PostgreSQL's address and its server's main process, or nil for a SQLite file.
     let database: String?, postmaster: Int32?
     let instances: Int
@@ -148,14 +154,19 @@ struct Scenario {
         http.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: senders)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: http)
         let shared = BoardsShared()
+        let connecting = ContinuousClock.now
         let boardTasks = (0..<boards).map { b in
             let port = ports[b % instances]
             let board = BenchBoard(url: "ws://127.0.0.1:\(port)/ws", inbox: "http://127.0.0.1:\(port)/api/v1/messages/inbox",
                                    token: boardTokens[b], ping: ping, shared: shared, client: client)
-            return Task { await board.run() }
+            let at = connecting + .seconds(connectRate > 0 ? Double(b) / connectRate : 0)
+            return Task {
+                try? await Task.sleep(until: at)
+                await board.run()
+            }
         }
         defer { boardTasks.forEach { $0.cancel() } }
-        let connectDeadline = Date().addingTimeInterval(120)
+        let connectDeadline = Date().addingTimeInterval(120 + (connectRate > 0 ? Double(boards) / connectRate : 0))
         while shared.online.load(ordering: .relaxed) < boards, Date() < connectDeadline { try await Task.sleep(for: .milliseconds(50)) }
         let connected = shared.online.load(ordering: .relaxed)
         let pids = processes.map { $0.processIdentifier }
