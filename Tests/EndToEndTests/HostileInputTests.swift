@@ -157,7 +157,8 @@ import Glibc
     /// The server's ends of its established connections on `port` (/proc/net/tcp): the kernel's
     /// timer on each (2: keepalive) and the seconds until it fires.
     static func serverTimers(port: Int) -> [(kind: Int, seconds: Double)] {
-        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        // Read to its end: String(contentsOfFile:) stops after the first read, 4,050 bytes of it.
+        let table = String(decoding: (try? FileHandle(forReadingAtPath: "/proc/net/tcp")?.readToEnd()) ?? Data(), as: UTF8.self)
         let local = String(format: ":%04X", port), ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         return table.split(separator: "\n").dropFirst().compactMap { line in
             let field = line.split(separator: " ")
