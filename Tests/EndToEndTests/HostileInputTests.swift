@@ -89,15 +89,26 @@ import Glibc
         #expect(try await hub.request("GET", "/api/v1/users/me", as: "alice").status == 200)
     }
 
-    @Test(.timeLimit(.minutes(3))) func flaphubClosesAWebSocketOnAnUnmaskedFrame() async throws {
+    /// A running flaphub with one user, "wall".
+    static func wallsHub() async throws -> HubHarness {
         let hub = try await HubHarness()
         try await hub.users(["wall"], friends: [])
         try await hub.start()
-        let handshake = "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        return hub
+    }
+
+    /// A WebSocket upgrade of `/ws`, as a client sends it.
+    static let upgrade = Array(("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+
+    /// "wall"'s `authenticate` frame's text.
+    static func authenticate(_ hub: HubHarness) -> [UInt8] { Array(#"{"type":"authenticate","token":"\#(hub.tokens["wall"]!)"}"#.utf8) }
+
+    @Test(.timeLimit(.minutes(3))) func flaphubClosesAWebSocketOnAnUnmaskedFrame() async throws {
+        let hub = try await Self.wallsHub()
         let text = Array(#"{"type":"ping"}"#.utf8)
         let unmasked: [UInt8] = [0x81, UInt8(text.count)] + text
-        let answer = await Self.exchange(port: hub.port, Array(handshake.utf8) + unmasked)
+        let answer = await Self.exchange(port: hub.port, Self.upgrade + unmasked)
         #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer.prefix(200))")
         #expect(answer.contains("unmasked client frame") && !answer.hasSuffix("<no close>"), "\(answer)")
     }
@@ -118,17 +129,14 @@ import Glibc
     /// over 64 KiB is closed with 1009; no authentication within 10 s closes it with 1008; a bad
     /// token is told `unauthorized` and closed; a ping is answered with a pong, a close with a close.
     @Test(.timeLimit(.minutes(3))) func flaphubWebSocketKeepsItsLimits() async throws {
-        let hub = try await HubHarness()
-        try await hub.users(["wall"], friends: [])
-        try await hub.start()
-        let handshake = Array(("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
+        let hub = try await Self.wallsHub()
+        let handshake = Self.upgrade
         func closes(with code: UInt16, _ answer: [UInt8]) -> Bool {
             let tail: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xff)]
             return answer.indices.contains { i in answer[i] == 0x88 && i + 3 < answer.count && Array(answer[(i + 2)...(i + 3)]) == tail }
                 && !String(decoding: answer, as: UTF8.self).hasSuffix("<no close>")
         }
-        let authenticate = Array(#"{"type":"authenticate","token":"\#(hub.tokens["wall"]!)"}"#.utf8)
+        let authenticate = Self.authenticate(hub)
         let big = [UInt8](repeating: 0x61, count: 64 * 1024 + 1)
         let oneFrame = await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate) + Self.masked(0x1, big))
         #expect(closes(with: 1009, oneFrame), "a frame over 64 KiB: \(String(decoding: oneFrame.suffix(200), as: UTF8.self))")
@@ -174,12 +182,9 @@ import Glibc
     /// address, until the hub stops; one gone without a word (a power cut) is left to the
     /// kernel's keepalive, whose timer runs on every connection (60 s, then probes).
     @Test(.timeLimit(.minutes(3))) func flaphubLetsGoOfAClientThatIsGone() async throws {
-        let hub = try await HubHarness()
-        try await hub.users(["wall"], friends: [])
-        try await hub.start()
-        let handshake = Array(("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8)
-        let authenticate = Array(#"{"type":"authenticate","token":"\#(hub.tokens["wall"]!)"}"#.utf8)
+        let hub = try await Self.wallsHub()
+        let handshake = Self.upgrade
+        let authenticate = Self.authenticate(hub)
         let gone = String(decoding: await Self.exchangeBytes(port: hub.port, handshake + Self.masked(0x1, authenticate),
                                                              then: ("\"authenticated\"", Self.masked(0x1, Array(#"{"type":"ping"}"#.utf8))),
                                                              halfClose: true), as: UTF8.self)
