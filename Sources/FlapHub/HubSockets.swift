@@ -71,7 +71,8 @@ extension Hub {
             }
             // Shown before the POST that sent it marked it delivered: the sender still hears "delivered", once.
             try await delivered(try await store.markDelivered([m.id], now: t))
-            _ = try await store.markDisplayed(m.id, by: user.id, now: t)
+            // A board reports until it hears a pong after the report: the sender is told once.
+            guard try await store.markDisplayed(m.id, by: user.id, now: t) != nil else { return }
             try await publish(.frame(user: m.senderID, text: WireFrame.displayed(messageID: m.id, recipientID: user.id).text))
         case .face(let face):
             if let problem = face.problem {

@@ -214,15 +214,16 @@ extension HubStore {
         return marked
     }
 
-    /// Marks a message displayed by its recipient; returns it, or nil when it is not theirs.
+    /// Marks a message displayed by its recipient; returns it when this marked it — nil when it
+    /// is not theirs or was marked already (a board reports at least once: the sender is told once).
     /// A message must be delivered first (`markDelivered`).
     public func markDisplayed(_ id: String, by recipient: String, now: Double) async throws -> Message? {
-        guard var m = try await message(id, now: now), m.recipientID == recipient else { return nil }
-        if m.displayedAt == nil {
-            m.displayedAt = now
-            try await db.query("UPDATE messages SET displayed_at = ? WHERE id = ? AND displayed_at IS NULL", [.double(now), .text(m.id)])
-        }
-        return m
+        guard Self.isID(id) else { return nil }
+        let rows = try await db.query("""
+            UPDATE messages SET displayed_at = ? WHERE id = ? AND recipient_id = ? AND displayed_at IS NULL AND expires_at > ? \
+            RETURNING \(Self.columns)
+            """, [.double(now), .text(id.lowercased()), .text(recipient), .double(now)])
+        return try rows.first.map(Self.message)
     }
 
     /// Deletes expired messages and sends older than an hour; returns how many messages went.

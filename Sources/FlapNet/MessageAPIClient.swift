@@ -17,7 +17,7 @@ import NIOSSL
 
 /// Subscribes a board to the message API: authenticates over the WebSocket, catches up through
 /// the inbox on every (re)connect, hands on each new and deleted message, reports messages
-/// displayed, pings and takes a silent server for dead, and reconnects with backoff forever.
+/// displayed until the server confirms them, pings and takes a silent server for dead, and reconnects with backoff forever.
 /// A frame it cannot read is logged with what was wrong and skipped; it never stops the client.
 public final class MessageAPIClient: Service, Sendable {
     /// What the board is told.
@@ -65,7 +65,8 @@ public final class MessageAPIClient: Service, Sendable {
     public var status: Status { state.withLock { $0 } }
 
     /// Reports a message displayed (`message.displayed`): now when connected, else after the
-    /// next connect. (The connection's own reporter writes it; one that cannot is kept for the next.)
+    /// next connect. (The connection's own reporter writes it; one the server has not confirmed
+    /// taking up — `ReportLedger` — when its connection ends is written again on the next.)
     public func reportDisplayed(_ id: String) {
         unsent.withLock { $0.append(id) }
         reportsWaiting.ring()
@@ -78,18 +79,23 @@ public final class MessageAPIClient: Service, Sendable {
         reportsWaiting.ring()
     }
 
-    /// Writes the reports of messages displayed as they come, and what the board shows when it
-    /// changed, until cancelled or the connection fails; a report not written is kept for the
-    /// next connection.
-    private func report(on outbound: WebSocketOutboundWriter) async {
+    /// Writes the reports of messages displayed as they come, each batch followed by a ping whose
+    /// pong confirms it (`ledger`), and what the board shows when it changed, until cancelled or
+    /// the connection fails; a report not written is kept for the next connection.
+    private func report(on outbound: WebSocketOutboundWriter, ledger: ReportLedger) async {
         var written: [[Int]]?
         while !Task.isCancelled {
             let ids = unsent.withLock { ids in defer { ids = [] }; return ids }
             for (i, id) in ids.enumerated() {
                 do { try await outbound.write(.text(OutgoingFrame.displayed(id))) } catch {
-                    unsent.withLock { $0.insert(contentsOf: ids[i...], at: 0) }
+                    giveBack(ids[i...])
                     return
                 }
+                ledger.wrote(id)
+            }
+            if !ids.isEmpty {
+                ledger.pinging()
+                do { try await outbound.write(.text(OutgoingFrame.ping)) } catch { return }
             }
             if let layout = shows.withLock({ $0 }), layout != written {
                 do { try await outbound.write(.text(OutgoingFrame.shows(layout))) } catch { return }
@@ -97,6 +103,12 @@ public final class MessageAPIClient: Service, Sendable {
             }
             await reportsWaiting.wait(seconds: nil)
         }
+    }
+
+    /// Puts reports back at the head of those waiting, for the next connection to write.
+    private func giveBack(_ ids: some Collection<String>) {
+        guard !ids.isEmpty else { return }
+        unsent.withLock { waiting in waiting.insert(contentsOf: ids.filter { !waiting.contains($0) }, at: 0) }
     }
 
     public func run() async throws {
@@ -197,16 +209,19 @@ public final class MessageAPIClient: Service, Sendable {
             self.state.withLock { $0.connected = true; $0.connections += 1; $0.lastProblem = nil }
             self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)", "inbox": "\(inbox.count)"])
             await self.onEvent(.caughtUp(inbox))
+            // Reports written on this connection and not confirmed by its end go to the next.
+            let ledger = ReportLedger()
+            defer { self.giveBack(ledger.unconfirmed) }
             let silence = try await withThrowingTaskGroup(of: String?.self) { group in
                 group.addTask {
-                    guard let why = try? await self.keepAlive(outbound) else { return nil }
+                    guard let why = try? await self.keepAlive(outbound, ledger: ledger) else { return nil }
                     try? await outbound.close(.goingAway, reason: "silent")
                     return why
                 }
-                group.addTask { await self.report(on: outbound); return nil }
+                group.addTask { await self.report(on: outbound, ledger: ledger); return nil }
                 while let message = try await frames.nextMessage(maxSize: self.config.maxFrameBytes) {
                     self.heard()
-                    await self.take(message, outbound: outbound)
+                    await self.take(message, ledger: ledger)
                 }
                 group.cancelAll()
                 var why: String?
@@ -220,7 +235,7 @@ public final class MessageAPIClient: Service, Sendable {
     /// Sends `ping` every `pingSeconds`; returns why once the server has been silent for three
     /// pings' time and through three of this client's own wake-ups: a process starved past its
     /// deadlines (frames waiting unread in its socket) does not take a live server for dead.
-    private func keepAlive(_ outbound: WebSocketOutboundWriter) async throws -> String {
+    private func keepAlive(_ outbound: WebSocketOutboundWriter, ledger: ReportLedger) async throws -> String {
         var seen = lastHeard.withLock { $0 }, unheard = 0
         while true {
             try await Task.sleep(for: .seconds(config.pingSeconds))
@@ -230,13 +245,14 @@ public final class MessageAPIClient: Service, Sendable {
             if unheard >= 3, silent > .seconds(3 * config.pingSeconds) {
                 return "the server has been silent for \(silent.components.seconds) s"
             }
+            ledger.pinging()
             try await outbound.write(.text(OutgoingFrame.ping))
         }
     }
 
     private func heard() { lastHeard.withLock { $0 = .now } }
 
-    private func take(_ message: WebSocketMessage, outbound: WebSocketOutboundWriter) async {
+    private func take(_ message: WebSocketMessage, ledger: ReportLedger) async {
         let text: String
         switch message {
         case .text(let t): text = t
@@ -248,6 +264,7 @@ public final class MessageAPIClient: Service, Sendable {
         case .success(.new(let m)): await onEvent(.new(m.inboxMessage))
         case .success(.deleted(let id)): await onEvent(.deleted(messageID: id))
         case .success(.error(let code, let message)): logger.warning("message API error \(code): \(message)")
+        case .success(.pong): ledger.ponged()
         case .success: break
         case .failure(let problem): skipped(problem.description)
         }

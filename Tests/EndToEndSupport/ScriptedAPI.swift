@@ -14,12 +14,20 @@ public final class ScriptedAPI: Sendable {
     public final class Frames: @unchecked Sendable {
         private var iterator: WebSocketInboundStream.AsyncIterator
         private let api: ScriptedAPI
+        /// The script this connection plays (0 until the board took it).
+        var script = 0
+        /// Where pings are answered as they are read, while the script wants them answered.
+        public var pongs: WebSocketOutboundWriter?
         init(_ inbound: WebSocketInboundStream, api: ScriptedAPI) { iterator = inbound.makeAsyncIterator(); self.api = api }
 
-        /// The next text frame (recorded), or nil when the connection ended.
+        /// The next text frame (recorded; a ping answered first when `pongs` is set), or nil
+        /// when the connection ended.
         public func next() async throws -> String? {
             while let m = try await iterator.nextMessage(maxSize: 1 << 20) {
-                if case .text(let t) = m { api.received.withLock { $0.append(t) }; return t }
+                guard case .text(let t) = m else { continue }
+                api.received.withLock { [script] in $0.append((script, t)) }
+                if let pongs, t.contains(#""type":"ping""#) { try await pongs.write(.text(#"{"type":"pong"}"#)) }
+                return t
             }
             api.journal.withLock { $0.append("the board's frames ended") }
             return nil
@@ -37,7 +45,8 @@ public final class ScriptedAPI: Sendable {
     public let script: Script
     /// Connections upgraded, and those the board took (each plays the script, numbered from 1).
     public let connections = Mutex(0), scripted = Mutex(0)
-    public let received = Mutex<[String]>([])
+    /// The board's text frames, each with the script of its connection (0 before one).
+    public let received = Mutex<[(script: Int, text: String)]>([])
     /// What happened on each connection, in order: its frames read, and how its script ended.
     public let journal = Mutex<[String]>([])
     private let task = Mutex<Task<Void, any Error>?>(nil)
@@ -79,6 +88,7 @@ public final class ScriptedAPI: Sendable {
                         return
                     }
                     let k = self.scripted.withLock { $0 += 1; return $0 }
+                    frames.script = k
                     do {
                         try await self.script(k, self, frames, outbound)
                         self.journal.withLock { $0.append("connection \(n): script \(k) ended") }
@@ -97,8 +107,10 @@ public final class ScriptedAPI: Sendable {
 
     public func stop() { task.withLock { $0?.cancel() } }
 
-    /// How many frames the board sent that contain `text`.
-    public func count(_ text: String) -> Int { received.withLock { $0.filter { $0.contains(text) }.count } }
+    /// How many frames the board sent that contain `text` (on script `n`'s connection, if given).
+    public func count(_ text: String, on n: Int? = nil) -> Int {
+        received.withLock { $0.filter { $0.text.contains(text) && (n == nil || $0.script == n) }.count }
+    }
 
     /// A message.new frame.
     public static func new(_ m: [String: Any]) -> String {

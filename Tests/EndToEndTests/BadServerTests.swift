@@ -24,6 +24,9 @@ import Glibc
         let api = ScriptedAPI(inbox: ScriptedAPI.inbox([["id": "bad"], fading, good])) { connection, api, frames, out in
             switch connection {
             case 1:
+                // Pings are answered until one after g1's report: its pong confirms g1 (never
+                // written again); what is reported after goes unconfirmed.
+                frames.pongs = out
                 for bad in ["not json at all", #"{"type":"message.exploded"}"#,
                             #"{"type":"message.new","message":{"id":"x","senderID":"s","senderUsername":"s","contentType":"text","timestamp":1}}"#] {
                     try await out.write(.text(bad))
@@ -31,8 +34,14 @@ import Glibc
                 try await out.write(.binary(.init(string: "\u{1}\u{2}")))
                 try await out.write(.text(goodFrame))
                 try await out.write(.text(goodFrame))
-                try await frames.wait(for: #""messageID":"g1""#)
-                try await frames.wait(for: #""messageID":"e1""#)
+                // The board reports e1 and g1 in either order.
+                let reported = { (id: String) in
+                    if api.count(#""messageID":"\#(id)""#, on: 1) == 0 { try await frames.wait(for: #""messageID":"\#(id)""#) }
+                }
+                try await reported("g1")
+                try await frames.wait(for: #""type":"ping""#)
+                frames.pongs = nil
+                try await reported("e1")
                 try await out.write(.text(String(repeating: "x", count: 10 << 20)))
                 while try await frames.next() != nil {}
             case 2:
@@ -75,9 +84,14 @@ import Glibc
         // A report follows the board's settling (and waits for a connection when there is none):
         // the server has it once it comes, not when the frame is printed.
         if shownE1 { #expect(await eventually { api.count(#""messageID":"e1""#) >= 1 }, "\(board.stderr.suffix(3000))") }
-        #expect(api.count(#""messageID":"e1""#) == (shownE1 ? 1 : 0), "\(board.stderr.suffix(3000))")
-        #expect(await eventually { api.count(#""messageID":"g2""#) >= 1 }, "\(board.stderr.suffix(3000))")
-        #expect(api.count(#""messageID":"g2""#) == 1)
+        #expect(api.count(#""messageID":"e1""#, on: 1) == (shownE1 ? 1 : 0), "\(board.stderr.suffix(3000))")
+        // g2 is reported on the silent connection (or not: the report may come as it is given up,
+        // as in CI of 8c62781, where it was lost), never confirmed there, so written again on the
+        // next — once, as that server answers. e1, unconfirmed if its report came after the pong.
+        let received = { "\(api.received.withLock { $0 })\n\(board.stderr.suffix(3000))" }
+        #expect(await eventually { api.count(#""messageID":"g2""#, on: 3) >= 1 }, "\(received())")
+        #expect(api.count(#""messageID":"g2""#, on: 3) == 1, "\(received())")
+        #expect(api.count(#""messageID":"g2""#) <= 2 && api.count(#""messageID":"e1""#, on: 3) <= 1, "\(received())")
         // Three connections each logged once their catch-up is done (the third's may come after its frames).
         #expect(await board.waitUntil { _, e in e.components(separatedBy: "message API connected").count - 1 >= 3 }, "\(board.stderr)")
         let log = board.stderr

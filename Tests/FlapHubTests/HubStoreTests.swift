@@ -101,6 +101,9 @@ func temporaryDatabase() -> String {
         #expect(try await store.message("m", now: 14)?.status == "delivered")
         #expect(try await store.markDisplayed("m", by: id["a"]!, now: 15) == nil)
         #expect(try await store.markDisplayed("m", by: id["me"]!, now: 15)?.status == "displayed")
+        // A report again (the board had no pong after it): nothing to tell; the first time stays.
+        #expect(try await store.markDisplayed("m", by: id["me"]!, now: 16) == nil)
+        #expect(try await store.message("m", now: 17)?.displayedAt == 15)
     }
 
     /// A send's recipient, by id or by name in any case: whether they block the sender and
