@@ -29,6 +29,8 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "Seconds between a board's pings, as flapd's ping_seconds (0: boards never ping).") var ping = 20.0
     @Option(help: "Boards that connect a second at first (0: all at once). A burst's peak stays in the allocator's pages; paced, the RSS per board is what a board holds.")
     var connectRate = 0.0
+    @Option(help: "Seconds the idle phase lasts, every board connected (0: the larger of 2 and --ping, so each board pings in it).")
+    var idle = 0.0
     @Flag(help: "At the end of each store's run, restart its first instance under its boards: how they come back (the reconnect curve) and whether a message answered just before is lost.")
     var restart = false
 
@@ -42,11 +44,13 @@ struct HubBench: AsyncParsableCommand {
               + "\(Int(seconds)) s each, loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
         guard only == nil || only == "sqlite" || only == "postgresql" else { throw ValidationError("--only is sqlite or postgresql") }
         guard connectRate >= 0, connectRate.isFinite else { throw ValidationError("--connect-rate is 0 (all at once) or boards a second") }
+        guard idle >= 0, idle <= 3600 else { throw ValidationError("--idle is 0 (the default) or at most 3600 seconds") }
         let postgres = only == "sqlite" ? nil : try PostgresServer()
         var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)]
             where only == nil || (only == "postgresql") == usePostgres {
             let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate, ping: ping, restart: restart, connectRate: connectRate,
+                                    idleSeconds: idle > 0 ? idle : max(2, ping),
                                     database: usePostgres ? try postgres.map { $0.address(try $0.createDatabase()) } : nil,
                                     postmaster: usePostgres ? postgres?.postmasterPID : nil, instances: instances)
             let r = try await scenario.run()
@@ -86,6 +90,8 @@ struct Scenario {
     let ping: Double, restart: Bool
     /// Boards that connect a second at first (0: all at once).
     let connectRate: Double
+    /// How long the idle phase lasts.
+    let idleSeconds: Double
     /// PostgreSQL's address and its server's main process, or nil for a SQLite file.
     let database: String?, postmaster: Int32?
     let instances: Int
@@ -171,8 +177,6 @@ struct Scenario {
         let connected = shared.online.load(ordering: .relaxed)
         let pids = processes.map { $0.processIdentifier }
         let idleBefore = CPUTime.now(instances: pids, postmaster: postmaster)
-        // Long enough that every board has pinged (their pings are spread over the interval).
-        let idleSeconds = max(2, ping)
         try await Task.sleep(for: .seconds(idleSeconds))
         let idle = CPUTime.now(instances: pids, postmaster: postmaster) - idleBefore
         // Read once every board is connected and the idle phase has passed: what an idle board
