@@ -48,8 +48,8 @@ public final class ConnectionCensus: Sendable {
 /// The first handler of a server connection, on its raw bytes: it admits the connection
 /// through the census (or refuses it), gives the first request head `headTimeout` to arrive,
 /// writes the answers of `ParserRefusal` straight to the socket, and once the connection is a
-/// WebSocket closes it (1002) at the first unmasked client frame. Bytes pass through it
-/// unchanged.
+/// WebSocket closes it (1002) at the first unmasked client frame and answers its owner's
+/// `reflex` itself. Bytes pass through it unchanged.
 public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = ByteBuffer
     public typealias InboundOut = ByteBuffer
@@ -74,6 +74,10 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
     private var afterFirstHead: [UInt8]? = nil
     /// Bytes read since the last answer was written: a request begun, when not zero.
     private var unanswered = 0
+    /// A message of a WebSocket this door answers itself, and whether it may now: set on the
+    /// connection's event loop by the handler that owns the WebSocket (`WebSocketReflex`).
+    public var reflex: WebSocketReflex?
+    public var reflexOpen = false
 
     public init(census: ConnectionCensus, limits: DoorLimits) {
         self.census = census; self.limits = limits
@@ -150,9 +154,16 @@ public final class FrontDoor: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         unanswered += unwrapInboundIn(data).readableBytes
-        if maskCheck != nil, !maskCheck!.read(unwrapInboundIn(data).readableBytesView) {
-            closeUnmasked(context: context)
-            return
+        if maskCheck != nil {
+            let betweenMessages = maskCheck!.betweenMessages
+            guard maskCheck!.read(unwrapInboundIn(data).readableBytesView) else {
+                closeUnmasked(context: context)
+                return
+            }
+            if reflexOpen, betweenMessages, let reflex, context.channel.isWritable, reflex.matches(unwrapInboundIn(data)) {
+                context.writeAndFlush(wrapOutboundOut(reflex.answer), promise: nil)
+                return
+            }
         }
         if headSeen, afterFirstHead != nil, afterFirstHead!.count < 64 * 1024 {
             afterFirstHead! += unwrapInboundIn(data).readableBytesView

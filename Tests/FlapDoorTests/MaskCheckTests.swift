@@ -22,6 +22,25 @@ import Testing
         #expect(stream.allSatisfy { split.read([$0]) })
     }
 
+    @Test func knowsWhenTheStreamIsBetweenMessages() {
+        var check = MaskCheck()
+        #expect(check.betweenMessages)
+        let frame = masked(300)
+        _ = check.read(frame.prefix(3))
+        #expect(!check.betweenMessages)  // within a header
+        _ = check.read(frame.dropFirst(3).dropLast())
+        #expect(!check.betweenMessages)  // within a payload
+        _ = check.read(frame.suffix(1))
+        #expect(check.betweenMessages)
+        // A text frame without FIN, a ping between its fragments, then its last frame.
+        _ = check.read([0x01, 0x81, 1, 2, 3, 4, 0x41])
+        #expect(!check.betweenMessages)
+        _ = check.read([0x89, 0x80, 1, 2, 3, 4])
+        #expect(!check.betweenMessages)
+        _ = check.read([0x80, 0x81, 1, 2, 3, 4, 0x42])
+        #expect(check.betweenMessages)
+    }
+
     @Test func findsTheFirstUnmaskedFrame() {
         var check = MaskCheck()
         let first = check.read(masked(10)), second = check.read([0x81, 0x02, 0x68, 0x69])
