@@ -243,7 +243,9 @@ let package = Package(
         // Unit tests, one target per module.
         .testTarget(name: "FlapCoreTests", dependencies: ["FlapMessages", "FlapCore"]),
         .testTarget(name: "FlapInputTests", dependencies: ["FlapInput"]),
-        .testTarget(name: "FlapDoorTests", dependencies: ["FlapDoor", .product(name: "NIOEmbedded", package: "swift-nio")]),
+        .testTarget(name: "FlapDoorTests", dependencies: [
+            "FlapDoor", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+        ]),
         .testTarget(name: "FlapClockTests", dependencies: ["FlapClock"]),
         .testTarget(name: "FlapTimingTests", dependencies: ["FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
