@@ -6,7 +6,8 @@ import Yams
 /// flaphub's config file (YAML): `database` (a SQLite file, or `postgres://user@host:port/name`
 /// with its password in `database_password_file` or `database_password_env`), `bind`, `port`,
 /// and the limits `message_ttl_seconds` (default 48 h), `messages_per_hour` (default 50, per
-/// sender), `max_connections` (256) and `max_connections_per_client` (32).
+/// sender), `max_connections` (256), `max_connections_per_client` (32) and `ping_seconds` (how
+/// often boards ping at the least; unset, their own).
 public struct HubConfig: Sendable, Equatable {
     public var database = "flaphub.db"
     /// Where PostgreSQL's password is: a file (mode 600 or stricter) or an environment variable.
@@ -43,11 +44,15 @@ public struct HubConfig: Sendable, Equatable {
             case "max_connections", "max_connections_per_client":
                 guard let n = v.int, (1...100_000).contains(n) else { problems.append("\(key): '\(v.string ?? "?")' is outside 1…100000 \(line)"); continue }
                 if key == "max_connections" { config.limits.maxConnections = n } else { config.limits.maxConnectionsPerClient = n }
+            case "ping_seconds":
+                if let n = v.int, (1...300).contains(n) { config.limits.pingSeconds = n } else {
+                    problems.append("ping_seconds: '\(v.string ?? "?")' is outside 1…300 \(line)")
+                }
             case "messages_per_hour":
                 if let n = v.int, (1...1_000_000).contains(n) { config.limits.messagesPerHour = n } else {
                     problems.append("messages_per_hour: '\(v.string ?? "?")' is outside 1…1000000 \(line)")
                 }
-            default: problems.append("\(key): unknown key (known here: bind, database, database_password_env, database_password_file, max_connections, max_connections_per_client, message_ttl_seconds, messages_per_hour, port) \(line)")
+            default: problems.append("\(key): unknown key (known here: bind, database, database_password_env, database_password_file, max_connections, max_connections_per_client, message_ttl_seconds, messages_per_hour, ping_seconds, port) \(line)")
             }
         }
         if root != nil, root?.mapping == nil { problems.append("expected a mapping of keys") }
@@ -104,5 +109,9 @@ public struct HubLimits: Sendable, Equatable {
     /// proxy every connection comes from the proxy's address).
     public var maxConnections = 256
     public var maxConnectionsPerClient = 32
+    /// How often a board should ping at the least, told in `authenticated` (`ping_seconds`): a
+    /// board pings at the longer of this and its own. Each ping wakes the hub; 100,000 boards
+    /// at flapd's 20 s are 5,000 a second. Nil: boards keep their own.
+    public var pingSeconds: Int?
     public init() {}
 }

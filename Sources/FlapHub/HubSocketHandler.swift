@@ -168,7 +168,7 @@ final class HubSocketHandler: ChannelDuplexHandler {
             handler.state = .authenticated(user, id)
             handler.door = try? context.pipeline.syncOperations.handler(type: FrontDoor.self)
             handler.door?.reflex = Self.pingReflex
-            writer.write(WireFrame.authenticated(user: .init(id: user.id, username: user.username)).text)
+            writer.write(WireFrame.authenticated(user: .init(id: user.id, username: user.username), pingSeconds: hub.limits.pingSeconds).text)
             handler.logger.info("socket authenticated", metadata: ["user": "\(user.username)"])
             handler.next(context)
         })

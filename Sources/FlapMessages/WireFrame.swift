@@ -19,7 +19,8 @@ public enum WireFrame: Codable, Equatable, Sendable {
     case shows(layout: [[Int]])
 
     // What the hub sends.
-    case authenticated(user: User)
+    /// `pingSeconds`: how often the server asks a board to ping at the least (absent: its own).
+    case authenticated(user: User, pingSeconds: Int? = nil)
     case pong
     /// A new message, with the seed's flat fields beside the whole message (which is what is read).
     case new(APIMessage)
@@ -70,7 +71,7 @@ public enum WireFrame: Codable, Equatable, Sendable {
 
     private enum Key: String, CodingKey {
         case type, token, messageID, recipientID, user, message, requestID, fromUser, friendID, code
-        case senderID, content, timestamp, unlockAt, face, layout
+        case senderID, content, timestamp, unlockAt, face, layout, pingSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -87,7 +88,8 @@ public enum WireFrame: Codable, Equatable, Sendable {
             case "board.shows": self = .shows(layout: try c.decode([[Int]].self, forKey: .layout))
             case "authenticated":
                 // A board needs no more than the type; the user is for people's apps.
-                self = .authenticated(user: (try? c.decodeIfPresent(User.self, forKey: .user)) ?? User(id: "", username: ""))
+                self = .authenticated(user: (try? c.decodeIfPresent(User.self, forKey: .user)) ?? User(id: "", username: ""),
+                                      pingSeconds: (try? c.decodeIfPresent(Int.self, forKey: .pingSeconds)) ?? nil)
             case "pong": self = .pong
             case "message.new": self = .new(try c.decode(APIMessage.self, forKey: .message))
             case "message.deleted": self = .deleted(messageID: try c.decode(String.self, forKey: .messageID))
@@ -121,7 +123,9 @@ public enum WireFrame: Codable, Equatable, Sendable {
             try c.encodeIfPresent(recipient, forKey: .recipientID)
         case .face(let face): try c.encode(face, forKey: .face)
         case .shows(let layout): try c.encode(layout, forKey: .layout)
-        case .authenticated(let user): try c.encode(user, forKey: .user)
+        case .authenticated(let user, let pingSeconds):
+            try c.encode(user, forKey: .user)
+            try c.encodeIfPresent(pingSeconds, forKey: .pingSeconds)
         case .new(let m):
             try c.encode(m.id, forKey: .messageID)
             try c.encode(m.senderID, forKey: .senderID)

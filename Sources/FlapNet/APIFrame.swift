@@ -5,7 +5,8 @@ import Foundation
 
 /// A WebSocket frame from the message API, read from its JSON text.
 public enum APIFrame: Equatable, Sendable {
-    case authenticated
+    /// `pingSeconds`: how often the server asks the board to ping at the least, if it says.
+    case authenticated(pingSeconds: Int?)
     case pong
     case new(APIMessage)
     case deleted(messageID: String)
@@ -44,7 +45,7 @@ public enum APIFrame: Equatable, Sendable {
             return .failure(Problem(description: "not a JSON object: \(preview(text))"))
         }
         switch frame {
-        case .authenticated: return .success(.authenticated)
+        case .authenticated(_, let pingSeconds): return .success(.authenticated(pingSeconds: pingSeconds))
         case .pong: return .success(.pong)
         case .new(let m): return .success(.new(m))
         case .deleted(let id): return .success(.deleted(messageID: id))

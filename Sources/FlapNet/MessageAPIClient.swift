@@ -199,22 +199,24 @@ public final class MessageAPIClient: Service, Sendable {
             guard let first = first ?? nil else {
                 throw ClientError.refused("the connection closed before authentication (none came within \(3 * self.config.pingSeconds) s)")
             }
-            guard case .text(let text) = first, case .success(.authenticated) = APIFrame.decode(text) else {
+            guard case .text(let text) = first, case .success(.authenticated(let asked)) = APIFrame.decode(text) else {
                 throw ClientError.refused("authentication refused: \(APIFrame.preview("\(first)"))")
             }
+            let pingSeconds = Self.pingSeconds(own: self.config.pingSeconds, asked: asked)
             authenticated()
             self.heard()
             if let face = self.face { try await outbound.write(.text(OutgoingFrame.face(face))) }
             let inbox = try await self.fetchInbox(urls.inbox)
             self.state.withLock { $0.connected = true; $0.connections += 1; $0.lastProblem = nil }
-            self.logger.notice("message API connected", metadata: ["url": "\(urls.webSocket)", "inbox": "\(inbox.count)"])
+            self.logger.notice("message API connected", metadata: [
+                "url": "\(urls.webSocket)", "inbox": "\(inbox.count)", "ping_seconds": "\(String(format: "%g", pingSeconds))"])
             await self.onEvent(.caughtUp(inbox))
             // Reports written on this connection and not confirmed by its end go to the next.
             let ledger = ReportLedger()
             defer { self.giveBack(ledger.unconfirmed) }
             let silence = try await withThrowingTaskGroup(of: String?.self) { group in
                 group.addTask {
-                    guard let why = try? await self.keepAlive(outbound, ledger: ledger) else { return nil }
+                    guard let why = try? await self.keepAlive(outbound, every: pingSeconds, ledger: ledger) else { return nil }
                     try? await outbound.close(.goingAway, reason: "silent")
                     return why
                 }
@@ -232,17 +234,23 @@ public final class MessageAPIClient: Service, Sendable {
         }
     }
 
-    /// Sends `ping` every `pingSeconds`; returns why once the server has been silent for three
+    /// How often a connection pings: the longer of the board's `ping_seconds` and what the
+    /// server asked in `authenticated` (at most 300 s, the longest a board may set).
+    static func pingSeconds(own: Double, asked: Int?) -> Double {
+        max(own, Double(min(asked ?? 0, 300)))
+    }
+
+    /// Sends `ping` every `seconds`; returns why once the server has been silent for three
     /// pings' time and through three of this client's own wake-ups: a process starved past its
     /// deadlines (frames waiting unread in its socket) does not take a live server for dead.
-    private func keepAlive(_ outbound: WebSocketOutboundWriter, ledger: ReportLedger) async throws -> String {
+    private func keepAlive(_ outbound: WebSocketOutboundWriter, every seconds: Double, ledger: ReportLedger) async throws -> String {
         var seen = lastHeard.withLock { $0 }, unheard = 0
         while true {
-            try await Task.sleep(for: .seconds(config.pingSeconds))
+            try await Task.sleep(for: .seconds(seconds))
             let heardAt = lastHeard.withLock { $0 }
             if heardAt == seen { unheard += 1 } else { (seen, unheard) = (heardAt, 0) }
             let silent = ContinuousClock.now - heardAt
-            if unheard >= 3, silent > .seconds(3 * config.pingSeconds) {
+            if unheard >= 3, silent > .seconds(3 * seconds) {
                 return "the server has been silent for \(silent.components.seconds) s"
             }
             ledger.pinging()

@@ -10,6 +10,30 @@ import Testing
         try FlapdProcess(["run", "--config", config, "--plain", "--no-sound", "--state-dir", state])
     }
 
+    /// A hub whose operator asks boards to ping seldom (`ping_seconds`) says so in `authenticated`,
+    /// and flapd pings at the longer of that and its own; a hub that does not leaves its own.
+    @Test func theHubSetsHowSeldomItsBoardsPing() async throws {
+        let hub = try await HubHarness(config: "ping_seconds: 90")
+        try await hub.users(["board"], friends: [])
+        try await hub.start()
+        let watch = try #require(await SocketWatch.authenticated(port: hub.port, token: hub.tokens["board"]!))
+        defer { watch.stop() }
+        #expect(watch.frames.contains { SocketWatch.isAuthenticated($0) && $0.contains(#""pingSeconds":90"#) }, "\(watch.frames)")
+        let board = try flapd(try hub.flapdConfig(board: "board"), state: try scratchDirectory("flap-ping"))
+        #expect(await board.waitForLog("message API connected"), "\(board.stderr)")
+        #expect(board.stderr.contains("ping_seconds=90"), "\(board.stderr)")
+        board.terminate()
+        #expect(await board.waitForExit() == 0)
+        let plain = try await HubHarness()
+        try await plain.users(["board"], friends: [])
+        try await plain.start()
+        let own = try flapd(try plain.flapdConfig(board: "board"), state: try scratchDirectory("flap-ping"))
+        #expect(await own.waitForLog("message API connected"), "\(own.stderr)")
+        #expect(own.stderr.contains("ping_seconds=2"), "\(own.stderr)")
+        own.terminate()
+        #expect(await own.waitForExit() == 0)
+    }
+
     @Test(arguments: HubEngine.allCases) func aMessageFlipsOntoTheBoardAndIsReportedDisplayed(_ engine: HubEngine) async throws {
         let hub = try await HubHarness(engine: engine)
         try await hub.users(["alice", "board"], friends: [("alice", "board")])

@@ -27,11 +27,12 @@ import Testing
     }
 
     @Test func aPostgresAddressAndTheLimits() throws {
-        let c = try load("database: postgres://hub@db.example:6543/boards?sslmode=require&connections=50\nmax_connections: 4000\nmax_connections_per_client: 3000\n")
+        let c = try load("database: postgres://hub@db.example:6543/boards?sslmode=require&connections=50\nmax_connections: 4000\nmax_connections_per_client: 3000\nping_seconds: 90\n")
         let s = try PostgresSettings.parse(c.database).get()
         #expect(s.host == "db.example" && s.port == 6543 && s.username == "hub" && s.database == "boards" && s.tls == .require && s.maxConnections == 50)
         #expect(s.description == "postgres://hub@db.example:6543/boards?sslmode=require")
-        #expect(c.limits.maxConnections == 4000 && c.limits.maxConnectionsPerClient == 3000)
+        #expect(c.limits.maxConnections == 4000 && c.limits.maxConnectionsPerClient == 3000 && c.limits.pingSeconds == 90)
+        #expect(try load("port: 8080\n").limits.pingSeconds == nil, "unset: boards keep their own")
     }
 
     @Test func hostileValuesAreNamed() {
@@ -43,6 +44,8 @@ import Testing
         #expect(problem("database: postgres:///x\n").contains("expected postgres://user@host:port/database"))
         #expect(problem("max_connections: 0\n").contains("max_connections: '0' is outside 1…100000 (line 1)"))
         #expect(problem("database_password_env: ''\n").contains("database_password_env"))
+        #expect(problem("ping_seconds: 0\n").contains("ping_seconds: '0' is outside 1…300 (line 1)"))
+        #expect(problem("ping_seconds: often\n").contains("ping_seconds: 'often' is outside 1…300"))
     }
 
     @Test func thePasswordFileMustBePrivate() async throws {

@@ -35,7 +35,14 @@ import Testing
     }
 
     @Test func otherEventsAreKnown() throws {
-        #expect(try APIFrame.decode(#"{"type":"authenticated","user":{}}"#).get() == .authenticated)
+        #expect(try APIFrame.decode(#"{"type":"authenticated","user":{}}"#).get() == .authenticated(pingSeconds: nil))
+        // A server may ask for pings less often; a value of the wrong type is as none.
+        #expect(try APIFrame.decode(#"{"type":"authenticated","user":{},"pingSeconds":90}"#).get() == .authenticated(pingSeconds: 90))
+        #expect(try APIFrame.decode(#"{"type":"authenticated","pingSeconds":"often"}"#).get() == .authenticated(pingSeconds: nil))
+        #expect(MessageAPIClient.pingSeconds(own: 20, asked: 90) == 90)
+        #expect(MessageAPIClient.pingSeconds(own: 20, asked: 5) == 20)
+        #expect(MessageAPIClient.pingSeconds(own: 1, asked: nil) == 1)
+        #expect(MessageAPIClient.pingSeconds(own: 20, asked: 100_000) == 300)
         #expect(try APIFrame.decode(#"{"type":"pong"}"#).get() == .pong)
         #expect(try APIFrame.decode(#"{"type":"message.deleted","messageID":"m"}"#).get() == .deleted(messageID: "m"))
         #expect(try APIFrame.decode(#"{"type":"friend.accepted","friendID":"f"}"#).get() == .ignored(type: "friend.accepted"))
