@@ -17,8 +17,9 @@ import NIOSSL
 
 /// Subscribes a board to the message API: authenticates over the WebSocket, catches up through
 /// the inbox on every (re)connect, hands on each new and deleted message, reports messages
-/// displayed until the server confirms them, pings and takes a silent server for dead, and reconnects with backoff forever.
-/// A frame it cannot read is logged with what was wrong and skipped; it never stops the client.
+/// displayed until the server confirms them, pings and takes a silent server for dead, and
+/// reconnects with backoff forever. A frame it cannot read is logged with what was wrong and
+/// skipped; it never stops the client.
 public final class MessageAPIClient: Service, Sendable {
     /// What the board is told.
     public enum Event: Sendable, Equatable {
