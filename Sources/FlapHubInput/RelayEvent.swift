@@ -1,3 +1,4 @@
+import FlapInput
 import Foundation
 
 /// What one instance tells every instance: a frame for a user's connections, or a new message
@@ -10,6 +11,9 @@ public enum RelayEvent: Sendable, Equatable, Codable {
 
     /// The largest event a notification carries: PostgreSQL's 8000 bytes, less the origin before it.
     public static let maxEvent = 7900
+
+    /// What an earlier instance's JSON notice may hold: one notification, two levels deep.
+    static let earlierJSON = JSONLimits(maxBytes: 8000, maxDepth: 4, maxValues: 16)
 
     /// What a notification of the event carries: `F` and the user, or `M` and the message's id
     /// and recipient, each as its length in bytes, `:` and itself; then the frame's text as it is
@@ -52,7 +56,11 @@ public enum RelayEvent: Sendable, Equatable, Codable {
             guard kind == UInt8(ascii: "M") else { return rest.isEmpty ? .message(id: id, recipient: recipient, frame: nil) : nil }
             return .message(id: id, recipient: recipient, frame: String(decoding: rest, as: UTF8.self))
         case UInt8(ascii: "{"):
-            return try? JSONDecoder().decode(RelayEvent.self, from: Data(notice.utf8))
+            // Checked first: Foundation's decoder traps (a deadly signal, not an error) on some
+            // input nested some 500 deep — found by the hub-notice fuzzer, 2026-12-05.
+            let bytes = Array(notice.utf8)
+            do throws(JSONInputError) { try StrictJSON.check(bytes, limits: Self.earlierJSON) } catch { return nil }
+            return try? JSONDecoder().decode(RelayEvent.self, from: Data(bytes))
         default:
             return nil
         }

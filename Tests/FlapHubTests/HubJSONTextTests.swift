@@ -44,6 +44,12 @@ import Testing
         for broken in ["", "X1:a", "F", "F:a", "F2:a", "F-1:a", "F+1:a", "F123456:a", "M1:m", "M1:m2:u", "m1:m1:u{}", "M1:m1u", "{", "{\"frame\":1}"] {
             #expect(RelayEvent.read(Substring(broken)) == nil, "\(broken)")
         }
+        // The hub-notice fuzzer's find (Foundation's decoder trapped on it: a deadly signal, not
+        // an error), and JSON deeper than an event's ever is.
+        let found = [110, 27, 222, 150].map { #"{"messpient":"# + String(repeating: "[", count: $0) }.joined()
+        for deep in [found, #"{"frame":{"user":{"a":{"b":{"c":1}}}}}"#] {
+            #expect(RelayEvent.read(Substring(deep)) == nil)
+        }
     }
 
     /// A notification holds at most 8000 bytes: a new message's event too big for one is
