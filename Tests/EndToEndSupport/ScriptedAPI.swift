@@ -49,7 +49,7 @@ public final class ScriptedAPI: Sendable {
     public let received = Mutex<[(script: Int, text: String)]>([])
     /// What happened on each connection, in order: its frames read, and how its script ended.
     public let journal = Mutex<[String]>([])
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let server = Mutex<GracefulServer?>(nil)
 
     /// Whether connection n is answered `authenticated` (else it is read on in silence).
     public let authenticates: @Sendable (Int) -> Bool
@@ -100,12 +100,12 @@ public final class ScriptedAPI: Sendable {
             },
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
-        task.withLock { $0 = Task { try await app.run() } }
+        server.withLock { $0 = GracefulServer(app) }
         for await port in ports { return port }
         throw HarnessError("the scripted server did not start")
     }
 
-    public func stop() { task.withLock { $0?.cancel() } }
+    public func stop() { server.withLock { $0?.stop() } }
 
     /// How many frames the board sent that contain `text` (on script `n`'s connection, if given).
     public func count(_ text: String, on n: Int? = nil) -> Int {

@@ -13,7 +13,7 @@ public final class SourceServer: Sendable {
     public let calendar: String
     /// Requests served, by path.
     public let requests = Mutex<[String: Int]>([:])
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let server = Mutex<GracefulServer?>(nil)
 
     public init(calendar: String) { self.calendar = calendar }
 
@@ -64,12 +64,12 @@ public final class SourceServer: Sendable {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                               onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) })
-        task.withLock { $0 = Task { try await app.run() } }
+        server.withLock { $0 = GracefulServer(app) }
         for await port in ports { return port }
         throw HarnessError("the source server did not start")
     }
 
     private func count(_ path: String) { requests.withLock { $0[path, default: 0] += 1 } }
 
-    public func stop() { task.withLock { $0?.cancel() } }
+    public func stop() { server.withLock { $0?.stop() } }
 }
