@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "FlapCore"),
         // Messages and where they show: the inbox, zones and the router, the composer, VBML, the
         // message API's frames — pure Swift, no I/O, no clocks.
-        .target(name: "FlapMessages", dependencies: ["FlapCore"]),
+        .target(name: "FlapMessages", dependencies: ["FlapCore", "FlapInput"]),
         // Checks of hostile input before any decoder sees it: strict JSON within limits.
         .target(name: "FlapInput"),
         // The front door of the project's HTTP servers: connection limits, a deadline for the

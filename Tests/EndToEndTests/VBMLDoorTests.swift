@@ -65,6 +65,11 @@ import Testing
         let refused = try await hub.request("POST", "/api/v1/messages", as: "alice",
                                             json: ["recipients": ["board"], "contentType": "vbml", "content": #"{"components":[{"template":"{99}"}]}"#])
         #expect(refused.status == 400 && (refused.json["error"] as? String)?.contains("vbml: components[0]: {99}") == true, "\(refused.json)")
+        // A document Foundation's decoder traps on (513 `[`): refused, and the hub still answers.
+        let deep = try await hub.request("POST", "/api/v1/messages", as: "alice",
+                                         json: ["recipients": ["board"], "contentType": "vbml", "content": String(repeating: "[", count: 513)])
+        #expect(deep.status == 400 && (deep.json["error"] as? String)?.contains("vbml: not JSON within the limits: nested deeper") == true,
+                "\(deep.json)")
         let sent = try await hub.request("POST", "/api/v1/messages", as: "alice",
                                          json: ["recipients": ["board"], "contentType": "vbml", "content": Self.hello])
         #expect(sent.status == 201, "\(sent.json)")

@@ -133,5 +133,12 @@ import FlapCore
         let silent = #"{"props":{"l":[1,1,1,1,1,1,1,1,1,1]},"components":[{"template":""#
             + String(repeating: "{{#l}}", count: 15) + String(repeating: "{{/l}}", count: 15) + #""}]}"#
         #expect(problem(silent) == "components[0].template: with its props it takes more than 100000 steps (sections over lists nested too deep)")
+        // Foundation's decoder traps (a deadly signal, not an error) on some JSON nested a few
+        // hundred deep — the hub-notice fuzzer's find; a VBML message's content is such JSON
+        // inside a JSON string, which no door's check had looked into.
+        let deep = [110, 27, 222, 150].map { #"{"props":"# + String(repeating: "[", count: $0) }.joined()
+        for trap in [#"{"components":[{"template":"x"}],"# + deep.dropFirst(), deep, String(repeating: "[", count: 513)] {
+            #expect(problem(trap)?.hasPrefix("not JSON within the limits: nested deeper than 16") == true, "\(problem(trap) ?? "nil")")
+        }
     }
 }

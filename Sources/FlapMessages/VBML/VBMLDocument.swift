@@ -1,4 +1,5 @@
 import FlapCore
+import FlapInput
 import Foundation
 
 /// A VBML document (Vestaboard Markup Language): props, an optional size, and components that
@@ -102,8 +103,17 @@ public struct VBMLDocument: Codable, Equatable, Sendable {
         public init(_ description: String) { self.description = description }
     }
 
-    /// Reads a document from JSON; the problem names the field.
+    /// How much JSON a document may be: checked before Foundation's decoder sees it, which traps
+    /// (a deadly signal, not an error) on some input, such as 513 `[` (swift-foundation 6.x).
+    public static let limits = JSONLimits()
+
+    /// Reads a document from JSON; the problem names the field, or the byte where the JSON is not
+    /// strict JSON within `limits`. A message's content holds the document as text, inside the JSON
+    /// that a door checked, so this is where the document itself is checked.
     public static func decode(_ json: Data) throws(Problem) -> VBMLDocument {
+        do throws(JSONInputError) { try StrictJSON.check(Array(json), limits: limits) } catch {
+            throw Problem("not JSON within the limits: \(error.description)")
+        }
         do { return try JSONDecoder().decode(VBMLDocument.self, from: json) } catch let error as DecodingError {
             throw Problem(describe(error))
         } catch {
