@@ -113,10 +113,23 @@ public final class Mailroom: Sendable {
                 for b in Set(s.router.zones.map(\.board)) where b < targets.count { s.composed[b] = targets[b] }
             }
             logger.info("inbox restored", metadata: ["senders": "\(saved.inbox.live.count)", "held": "\(saved.inbox.held.count)"])
+            reportAgain(saved)
         } catch {
             logger.error("cannot read the saved inbox \(store.file): \(error); starting empty")
         }
         refreshOnDesk()
+    }
+
+    /// Reports again the messages an earlier run reported displayed that the restored boards
+    /// still show: that run may have stopped before the server took its report up (the client
+    /// keeps unconfirmed reports only while it runs), and the hub tells a sender once however
+    /// often a board reports.
+    private func reportAgain(_ saved: InboxStore.Saved) {
+        let live = Set(saved.inbox.live.values.map(\.id))
+        let again = saved.displayed.filter(live.contains).sorted()
+        guard !again.isEmpty, let report = reporter.withLock({ $0 }) else { return }
+        logger.debug("reporting again the messages shown", metadata: ["ids": "\(again.joined(separator: ","))"])
+        again.forEach(report)
     }
 
     /// What the first zone of the local sender shows on its restored board, as a local message
@@ -422,7 +435,7 @@ public final class Mailroom: Sendable {
     /// clock that wakes it for the next unlock, expiry, rotation or end of quiet hours, and each
     /// shown board's settling, after which the messages it shows are reported displayed. At the
     /// stop, a board not yet settled is not waited for: its messages are reported once a later
-    /// run has shown them.
+    /// run has shown them (and what it had reported, again: `reportAgain`).
     public func run() async {
         showsReporter.withLock { $0 }?(wall.localCodes())
         await withDiscardingTaskGroup { group in

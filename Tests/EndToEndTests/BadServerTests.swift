@@ -106,6 +106,32 @@ import Glibc
         #expect(!log.contains("t0ken"))
     }
 
+    /// A report the server never confirmed is not lost with the process: a flapd started again
+    /// on the same state reports again what its board still shows (and the hub tells its sender
+    /// once). The first server reads the report and answers no ping; the second answers. (The
+    /// board restored does not move, so the second prints no frame.)
+    @Test(.timeLimit(.minutes(3))) func aRestartReportsAgainWhatTheBoardStillShows() async throws {
+        let shown = ScriptedAPI.message("r1", from: "alice", "still here")
+        let api = ScriptedAPI(inbox: ScriptedAPI.inbox([shown])) { connection, _, frames, out in
+            if connection > 1 { frames.pongs = out }
+            while try await frames.next() != nil {}
+        }
+        let port = try await api.start()
+        defer { api.stop() }
+        let (first, dir) = try Self.board(port: port, ping: 30)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(await first.waitForFrame { words($0) == ["STILL HERE"] }, "\(first.stdout)")
+        #expect(await eventually { api.count(#""messageID":"r1""#, on: 1) == 1 }, "\(first.stderr)")
+        first.terminate()
+        #expect(await first.waitForExit() == 0)
+        let second = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
+        defer { second.terminate() }
+        #expect(await eventually { api.count(#""messageID":"r1""#, on: 2) >= 1 }, "\(second.stderr)")
+        #expect(api.count(#""messageID":"r1""#, on: 2) == 1, "\(api.received.withLock { $0 })")
+        second.terminate()
+        #expect(await second.waitForExit() == 0)
+    }
+
     /// A server that upgrades and then never answers `authenticate` is left after 3 pings'
     /// time (issue 18: the client waited for ever), and the next connection works.
     @Test(.timeLimit(.minutes(3))) func aServerThatNeverAuthenticatesIsLeft() async throws {
