@@ -179,14 +179,10 @@ final class HubSocketHandler: ChannelDuplexHandler {
         close(context, .normalClosure, "")
     }
 
-    /// flapd's ping, byte for byte: the frame every board sends every 20 s, answered without
-    /// parsing or encoding (a ping spelled otherwise takes the parser's way). 10,000 boards'
-    /// pings cost flaphub 50–57 ms a second parsed and answered through Foundation's JSON, 33–34 so.
-    private static let ping = Array(WireFrame.ping.text.utf8)
     private static let pong = WireFrame.pong.text
-    /// flapd's ping answered at the front door, when it comes alone in a read: no frame decoded,
-    /// no buffer allocated (10,000 boards pinging every 2 s, `hubbench --ping 2 --idle 24`: flaphub
-    /// 173–197 ms a second, its own code's part 60–77; without, 217–245 and 109–122).
+    /// flapd's ping, byte for byte, answered at the front door when it comes alone in a read: no
+    /// frame decoded, no buffer allocated (the README's idle figures). A ping that comes otherwise
+    /// — beside another frame, while one is in hand, spelled otherwise — is parsed and answered here.
     private static let pingReflex = WebSocketReflex(text: WireFrame.ping.text, answer: pong)
 
     /// An authenticated connection's frame.
@@ -202,11 +198,9 @@ final class HubSocketHandler: ChannelDuplexHandler {
         guard frame.opcode == .text else {
             return writer.write(HubEvent.error("bad_frame", "expected JSON text, not a binary frame"))
         }
-        let text = frame.unmaskedData
-        if text.readableBytesView.elementsEqual(Self.ping) { return writer.write(Self.pong) }
         let parsed: WireFrame
         do {
-            parsed = try HubInput.checkedFrame(String(buffer: text))
+            parsed = try HubInput.checkedFrame(String(buffer: frame.unmaskedData))
         } catch {
             return writer.write(HubEvent.error("bad_frame", HubInput.problem(error)))
         }
