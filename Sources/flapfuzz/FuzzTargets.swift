@@ -24,16 +24,19 @@ enum FuzzTargets {
         },
         // The local API's POST /calibration body (issue 35).
         "calibration": { bytes in _ = CalibrationRoutes.parse(bytes) },
-        // A VBML document as the local API takes it, rendered as a board (and a Note) would —
+        // A VBML document as the local API takes it, and as a message's content (text no door
+        // looked into: the hub's send, flapd's composer), rendered as a board (and a Note) would —
         // and within its limits: what renders holds only Vestaboard's codes, from templates of
         // at most 16,384 characters (issue 39: a long template without a tag got through).
         "vbml": { bytes in
-            guard case .success(.vbml(let document)) = LocalMessage.parse(Data(bytes)) else { return }
-            for (rows, cols, seed) in [(6, 22, UInt64(1)), (3, 15, 2)] {
+            var documents: [VBMLDocument] = []
+            if let content = try? VBMLDocument.decode(Data(bytes)) { documents.append(content) }
+            if case .success(.vbml(let posted)) = LocalMessage.parse(Data(bytes)) { documents.append(posted) }
+            for document in documents { for (rows, cols, seed) in [(6, 22, UInt64(1)), (3, 15, 2)] {
                 guard let board = try? VBML.render(document, rows: rows, cols: cols, seed: seed) else { continue }
                 precondition(board.joined().allSatisfy { Glyph(code: $0) != nil }, "VBML rendered a code Vestaboard does not have")
                 precondition(document.components.allSatisfy { ($0.template?.count ?? 0) <= 16_384 }, "VBML rendered a template over its limit")
-            }
+            } }
         },
         // An MQTT message topic's payload, as the bridge takes it into the local API's door: bytes
         // that are not UTF-8 never reach the board.
