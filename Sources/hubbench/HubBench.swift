@@ -31,6 +31,8 @@ struct HubBench: AsyncParsableCommand {
     var connectRate = 0.0
     @Option(help: "Seconds the idle phase lasts, every board connected (0: the larger of 2 and --ping, so each board pings in it).")
     var idle = 0.0
+    @Option(help: "Boards that connect to one address of 127.0.0.0/8 (a port each: a loopback address has some 28,000 for connections made to it). More boards than this: flaphub listens on 0.0.0.0 — a machine or guest with no other network — and the boards connect to 127.0.0.1, .2, ….")
+    var boardsPerAddress = 25_000
     @Flag(help: "At the end of each store's run, restart its first instance under its boards: how they come back (the reconnect curve) and whether a message answered just before is lost.")
     var restart = false
 
@@ -45,11 +47,14 @@ struct HubBench: AsyncParsableCommand {
         guard only == nil || only == "sqlite" || only == "postgresql" else { throw ValidationError("--only is sqlite or postgresql") }
         guard connectRate >= 0, connectRate.isFinite else { throw ValidationError("--connect-rate is 0 (all at once) or boards a second") }
         guard idle >= 0, idle <= 3600 else { throw ValidationError("--idle is 0 (the default) or at most 3600 seconds") }
+        guard boardsPerAddress >= 1 else { throw ValidationError("--boards-per-address is at least 1") }
+        guard (boards + boardsPerAddress - 1) / boardsPerAddress <= 254 else { throw ValidationError("more than 254 addresses: raise --boards-per-address") }
         let postgres = only == "sqlite" ? nil : try PostgresServer()
         var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)]
             where only == nil || (only == "postgresql") == usePostgres {
             let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate, ping: ping, restart: restart, connectRate: connectRate,
+                                    addresses: (boards + boardsPerAddress - 1) / boardsPerAddress,
                                     idleSeconds: idle > 0 ? idle : max(2, ping),
                                     database: usePostgres ? try postgres.map { $0.address(try $0.createDatabase()) } : nil,
                                     postmaster: usePostgres ? postgres?.postmasterPID : nil, instances: instances)
@@ -90,6 +95,8 @@ struct Scenario {
     let ping: Double, restart: Bool
     /// Boards that connect a second at first (0: all at once).
     let connectRate: Double
+    /// Addresses the boards connect to, 127.0.0.1 and on (more than one: flaphub listens on 0.0.0.0).
+    let addresses: Int
     /// How long the idle phase lasts.
     let idleSeconds: Double
     /// PostgreSQL's address and its server's main process, or nil for a SQLite file.
@@ -145,8 +152,9 @@ struct Scenario {
                 database: \(config.database)
                 port: \(port)
                 messages_per_hour: 1000000
-                max_connections: 20000
-                max_connections_per_client: 20000
+                max_connections: \(max(20_000, boards + senders + 1000))
+                max_connections_per_client: \(max(20_000, boards + senders + 1000))
+                bind: \(addresses > 1 ? "0.0.0.0" : "127.0.0.1")
                 """.write(toFile: dir + "/hub-\(port).yaml", atomically: true, encoding: .utf8)
             processes.append(try start(port))
             ports.append(port)
@@ -162,8 +170,8 @@ struct Scenario {
         let shared = BoardsShared()
         let connecting = ContinuousClock.now
         let boardTasks = (0..<boards).map { b in
-            let port = ports[b % instances]
-            let board = BenchBoard(url: "ws://127.0.0.1:\(port)/ws", inbox: "http://127.0.0.1:\(port)/api/v1/messages/inbox",
+            let port = ports[b % instances], host = "127.0.0.\(1 + b % addresses)"
+            let board = BenchBoard(url: "ws://\(host):\(port)/ws", inbox: "http://\(host):\(port)/api/v1/messages/inbox",
                                    token: boardTokens[b], ping: ping, shared: shared, client: client)
             let at = connecting + .seconds(connectRate > 0 ? Double(b) / connectRate : 0)
             return Task {
