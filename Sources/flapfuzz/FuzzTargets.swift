@@ -69,7 +69,17 @@ enum FuzzTargets {
         // A running flapd's /status answer, as `flapd status` reads it.
         "status": { bytes in _ = try? StatusReport.decode(Data(bytes)) },
         // A message-API frame as flapd's client reads it.
-        "api-frame": { bytes in _ = APIFrame.decode(String(decoding: bytes, as: UTF8.self)) },
+        // A frame from the message API, and a new message's content composed as flapd would —
+        // on a whole board and on a zone with its sender's name: whatever a hub sends, text,
+        // pattern or VBML, flapd's composer returns.
+        "api-frame": { bytes in
+            guard case .success(.new(let m)) = APIFrame.decode(String(decoding: bytes, as: UTF8.self)) else { return }
+            let mapper = GlyphMapper(drum: .standard)
+            for zone in [Zone(rows: 0..<6, cols: 0..<22), Zone(rows: 0..<3, cols: 4..<19, layout: Layout(horizontal: .right, vertical: .bottom), nameLine: true)] {
+                let part = Composer().compose(m.inboxMessage, in: zone, mapper: mapper)
+                precondition(part.frame.rows == zone.rows.count && part.frame.cols == zone.cols.count, "a composed part not the zone's size")
+            }
+        },
         // flaphub: a POST /api/v1/messages body, and a WebSocket frame from a board.
         "hub-send": { bytes in
             guard let object = try? SendRequest.object(bytes) else { return }
