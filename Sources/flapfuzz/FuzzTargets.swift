@@ -32,11 +32,13 @@ enum FuzzTargets {
             var documents: [VBMLDocument] = []
             if let content = try? VBMLDocument.decode(Data(bytes)) { documents.append(content) }
             if case .success(.vbml(let posted)) = LocalMessage.parse(Data(bytes)) { documents.append(posted) }
-            for document in documents { for (rows, cols, seed) in [(6, 22, UInt64(1)), (3, 15, 2)] {
-                guard let board = try? VBML.render(document, rows: rows, cols: cols, seed: seed) else { continue }
-                precondition(board.joined().allSatisfy { Glyph(code: $0) != nil }, "VBML rendered a code Vestaboard does not have")
-                precondition(document.components.allSatisfy { ($0.template?.count ?? 0) <= 16_384 }, "VBML rendered a template over its limit")
-            } }
+            for document in documents {
+                for (rows, cols, seed) in [(6, 22, UInt64(1)), (3, 15, 2)] {
+                    guard let board = try? VBML.render(document, rows: rows, cols: cols, seed: seed) else { continue }
+                    precondition(board.joined().allSatisfy { Glyph(code: $0) != nil }, "VBML rendered a code Vestaboard does not have")
+                    precondition(document.components.allSatisfy { ($0.template?.count ?? 0) <= 16_384 }, "VBML rendered a template over its limit")
+                }
+            }
         },
         // An MQTT message topic's payload, as the bridge takes it into the local API's door: bytes
         // that are not UTF-8 never reach the board.
@@ -68,7 +70,6 @@ enum FuzzTargets {
         },
         // A running flapd's /status answer, as `flapd status` reads it.
         "status": { bytes in _ = try? StatusReport.decode(Data(bytes)) },
-        // A message-API frame as flapd's client reads it.
         // A frame from the message API, and a new message's content composed as flapd would —
         // on a whole board and on a zone with its sender's name: whatever a hub sends, text,
         // pattern or VBML, flapd's composer returns.
