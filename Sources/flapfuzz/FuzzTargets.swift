@@ -31,7 +31,7 @@ enum FuzzTargets {
         "vbml": { bytes in
             var documents: [VBMLDocument] = []
             if let content = try? VBMLDocument.decode(Data(bytes)) { documents.append(content) }
-            if case .success(.vbml(let posted)) = LocalMessage.parse(Data(bytes)) { documents.append(posted) }
+            if case .success(.vbml(let posted)) = LocalMessage.parse(Data(bytes)), !documents.contains(posted) { documents.append(posted) }
             for document in documents {
                 for (rows, cols, seed) in [(6, 22, UInt64(1)), (3, 15, 2)] {
                     guard let board = try? VBML.render(document, rows: rows, cols: cols, seed: seed) else { continue }

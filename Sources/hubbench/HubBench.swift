@@ -48,13 +48,14 @@ struct HubBench: AsyncParsableCommand {
         guard connectRate >= 0, connectRate.isFinite else { throw ValidationError("--connect-rate is 0 (all at once) or boards a second") }
         guard idle >= 0, idle <= 3600 else { throw ValidationError("--idle is 0 (the default) or at most 3600 seconds") }
         guard boardsPerAddress >= 1 else { throw ValidationError("--boards-per-address is at least 1") }
-        guard (boards + boardsPerAddress - 1) / boardsPerAddress <= 254 else { throw ValidationError("more than 254 addresses: raise --boards-per-address") }
+        let addresses = (boards + boardsPerAddress - 1) / boardsPerAddress
+        guard addresses <= 254 else { throw ValidationError("more than 254 addresses: raise --boards-per-address") }
         let postgres = only == "sqlite" ? nil : try PostgresServer()
         var rates: [String: Double] = [:], twoInstances: Scenario.Phase?
         for (label, usePostgres, instances) in [("SQLite, 1 instance", false, 1), ("PostgreSQL, 1 instance", true, 1), ("PostgreSQL, 2 instances", true, 2)]
             where only == nil || (only == "postgresql") == usePostgres {
             let scenario = Scenario(flaphub: flaphub, boards: boards, senders: senders, seconds: seconds, rate: rate, ping: ping, restart: restart, connectRate: connectRate,
-                                    addresses: (boards + boardsPerAddress - 1) / boardsPerAddress,
+                                    addresses: addresses,
                                     idleSeconds: idle > 0 ? idle : max(2, ping),
                                     database: usePostgres ? try postgres.map { $0.address(try $0.createDatabase()) } : nil,
                                     postmaster: usePostgres ? postgres?.postmasterPID : nil, instances: instances)
@@ -146,14 +147,15 @@ struct Scenario {
             try p.run()
             return p
         }
+        let connections = max(20_000, boards + senders + 1000)
         for _ in 0..<instances {
             let port = try freeLoopbackPort()
             try """
                 database: \(config.database)
                 port: \(port)
                 messages_per_hour: 1000000
-                max_connections: \(max(20_000, boards + senders + 1000))
-                max_connections_per_client: \(max(20_000, boards + senders + 1000))
+                max_connections: \(connections)
+                max_connections_per_client: \(connections)
                 bind: \(addresses > 1 ? "0.0.0.0" : "127.0.0.1")
                 """.write(toFile: dir + "/hub-\(port).yaml", atomically: true, encoding: .utf8)
             processes.append(try start(port))
