@@ -241,9 +241,28 @@ public func frames(in output: String) -> [[String]] {
     return result
 }
 
-/// A new empty folder of the test's own under the temporary directory.
+/// A new empty folder of the test's own under the temporary directory, removed when the test
+/// process exits if the test has not removed it: a run of the whole suite left 4–8 GiB in /tmp
+/// (guest roots, packages, databases), and a CI machine's disk is shared.
 public func scratchDirectory(_ prefix: String) throws -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    ScratchFolders.shared.add(dir)
     return dir
+}
+
+/// The scratch folders this process made, each removed at its exit.
+private final class ScratchFolders: @unchecked Sendable {
+    static let shared: ScratchFolders = {
+        atexit { ScratchFolders.shared.removeAll() }
+        return ScratchFolders()
+    }()
+    private let lock = NSLock()
+    private var folders: [String] = []
+
+    func add(_ folder: String) { lock.withLock { folders.append(folder) } }
+
+    func removeAll() {
+        for folder in lock.withLock({ folders }) { try? FileManager.default.removeItem(atPath: folder) }
+    }
 }
