@@ -19,7 +19,7 @@ public struct InboxStore: Sendable {
     /// The saved inbox, or an empty one when there is none yet. Throws on a file it cannot read.
     public func load() throws -> Saved {
         guard FileManager.default.fileExists(atPath: file) else { return Saved() }
-        return try JSONDecoder().decode(Saved.self, from: Data(contentsOf: URL(fileURLWithPath: file)))
+        return try StateFile.read(Saved.self, from: file)
     }
 
     public func save(_ saved: Saved) throws {

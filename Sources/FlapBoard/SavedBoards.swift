@@ -34,7 +34,7 @@ public final class SavedBoards: Sendable {
         var loaded: [String: Saved] = [:], problem: String?
         if let file, FileManager.default.fileExists(atPath: file) {
             do {
-                let list = try JSONDecoder().decode([Saved].self, from: Data(contentsOf: URL(fileURLWithPath: file)))
+                let list = try StateFile.read([Saved].self, from: file)
                 for s in list.prefix(Self.maxCount) where Self.isName(s.name) { loaded[s.name] = s }
             } catch { problem = "\(file): \(error)" }
         }

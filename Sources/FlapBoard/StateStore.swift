@@ -28,8 +28,7 @@ public struct StateStore: Sendable {
     /// The saved boards, or none when there is no state yet. Throws on a file it cannot read.
     public func load() throws -> [BoardState] {
         guard FileManager.default.fileExists(atPath: file) else { return [] }
-        let data = try Data(contentsOf: URL(fileURLWithPath: file))
-        return try JSONDecoder().decode(Document.self, from: data).boards
+        return try StateFile.read(Document.self, from: file).boards
     }
 
     /// Replaces the saved state; on failure the previous file is untouched.

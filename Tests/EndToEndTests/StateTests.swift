@@ -171,3 +171,22 @@ extension StateTests {
         #expect(flapd.stderr.components(separatedBy: "board state not saved").count == 2, "logged once, not per save")
     }
 }
+
+extension StateTests {
+    /// Each file of the state folder nested 513 deep (Foundation's JSONDecoder traps on it: flapd
+    /// died with SIGILL at every start, its board frozen, before `StateFile`): flapd starts, names
+    /// each file and what is wrong with it, and flips the next message.
+    @Test(arguments: ["boards.json", "inbox.json", "saved-boards.json"])
+    func aStateFileTooDeepForTheDecoderIsAnErrorNotADeadBoard(file: String) async throws {
+        let dir = try scratchDirectory("flap-state")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try String(repeating: "[", count: 513).write(toFile: dir + "/" + file, atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir])
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr.suffix(2000))")
+        _ = try await post(#"{"text":"still flips"}"#, port: port)
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL FLIPS") == true })
+        #expect(flapd.stderr.contains("\(dir)/\(file): not JSON within the limits: nested deeper than 64 levels"), "\(flapd.stderr.suffix(2000))")
+        flapd.terminate()
+        #expect(await flapd.waitForExit() == 0)
+    }
+}
