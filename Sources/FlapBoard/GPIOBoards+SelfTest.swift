@@ -1,5 +1,7 @@
 import FlapGPIO
+import FlapInput
 import FlapTiming
+import Foundation
 
 /// One module's line of the self-test (issue 35, item 4): what its turn once round measured and
 /// what that says of the module — `ok`, `slipping` (it met its magnet away from where it was
@@ -37,6 +39,16 @@ public struct SelfTestReport: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case running, modules
         case lateSeconds = "late_seconds"
+    }
+
+    /// What `decode` reads at most: a board of 8,192 modules answers some 1.5 MiB, 4 deep.
+    public static let limits = JSONLimits(maxBytes: 8 << 20, maxDepth: 8, maxValues: 400_000)
+
+    /// Reads what `GET /selftest` answered — from whatever listens on the port, so checked as
+    /// strict JSON within `limits` first (Foundation's decoder traps on a document 513 deep).
+    public static func decode(_ data: Data) throws -> SelfTestReport {
+        try StrictJSON.check(Array(data), limits: limits)
+        return try JSONDecoder().decode(SelfTestReport.self, from: data)
     }
 }
 

@@ -23,7 +23,7 @@ struct SelfTest: ParsableCommand {
         repeat {
             MonotonicClock.sleep(until: MonotonicClock.now() + 500_000_000)
             let body = try api.request("GET", "/selftest").body
-            do { report = try JSONDecoder().decode(SelfTestReport.self, from: Data(body.utf8)) } catch {
+            do { report = try SelfTestReport.decode(Data(body.utf8)) } catch {
                 throw fail("the answer of /selftest is not a self-test report: \(error)")
             }
         } while report.running && MonotonicClock.now() < deadline

@@ -12,3 +12,15 @@ import Testing
         #expect(throws: (any Error).self) { try StatusReport.decode(Data(#"{"boards": []}"#.utf8)) }
     }
 }
+
+/// `flapd selftest` reads its report the same way (it called Foundation's decoder unchecked).
+@Suite struct SelfTestDecodeTests {
+    @Test func aReportNestedPastTheLimitIsRefusedAndAReportReadsBack() throws {
+        let deep = Data(String(repeating: "[", count: 513).utf8)
+        #expect { try SelfTestReport.decode(deep) } throws: { "\($0)".contains("nested deeper than 8 levels") }
+        let report = SelfTestReport(running: false, modules: [
+            SelfTestModule(board: "wall", row: 0, col: 1, seconds: 2.5, plannedSeconds: 2.4, magnetError: 1, verdict: "slipping"),
+        ], lateSeconds: 0.1)
+        #expect(try SelfTestReport.decode(JSONEncoder().encode(report)) == report)
+    }
+}
