@@ -17,11 +17,18 @@ public final class Doorbell: Sendable {
         waiter?.resume()
     }
 
-    /// Waits for a ring, at most `seconds` (nil: no limit).
+    /// The longest wait taken as asked (some 31 years): `Duration` traps on a number of seconds
+    /// past some 10²⁰, and a waiter wakes, looks again and waits anew.
+    public static let longest: Double = 1e9
+
+    /// Waits for a ring, at most `seconds` (nil: no limit; at most `longest`; NaN: none).
     public func wait(seconds: Double?) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.rung() }
-            if let seconds { group.addTask { try? await Task.sleep(for: .seconds(max(0, seconds))) } }
+            if let seconds {
+                let bounded = seconds.isNaN ? 0 : min(max(0, seconds), Self.longest)
+                group.addTask { try? await Task.sleep(for: .seconds(bounded)) }
+            }
             await group.next()
             group.cancelAll()
         }

@@ -45,13 +45,11 @@ public struct APIMessage: Codable, Hashable, Sendable {
         self.forced = forced
     }
 
-    /// The message as a board keeps it.
+    /// The message as a board keeps it, its times bounded (`InboxMessage.bounded`).
     public var inboxMessage: InboxMessage {
         InboxMessage(id: id, senderID: senderID, senderName: senderUsername, content: content,
                      contentType: contentType, sentAt: timestamp, unlockAt: unlockAt, expiry: expiresAt,
-                     transition: transition, arriveAt: arriveAt,
-                     duration: duration.map { min(max($0, InboxMessage.durationRange.lowerBound), InboxMessage.durationRange.upperBound) },
-                     forced: forced)
+                     transition: transition, arriveAt: arriveAt, duration: duration, forced: forced).bounded
     }
 }
 

@@ -28,9 +28,10 @@ public struct Inbox: Codable, Hashable, Sendable {
     /// Reads an inbox saved by this version or an earlier one (without `beneath`).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        live = try c.decode([String: InboxMessage].self, forKey: .live)
-        beneath = try c.decodeIfPresent([String: InboxMessage].self, forKey: .beneath) ?? [:]
-        held = try c.decode([InboxMessage].self, forKey: .held)
+        // Bounded as a server's are (`InboxMessage.bounded`): the file is read at every start.
+        live = try c.decode([String: InboxMessage].self, forKey: .live).mapValues(\.bounded)
+        beneath = (try c.decodeIfPresent([String: InboxMessage].self, forKey: .beneath) ?? [:]).mapValues(\.bounded)
+        held = try c.decode([InboxMessage].self, forKey: .held).map(\.bounded)
         seen = try c.decode([String: Double].self, forKey: .seen)
     }
 

@@ -96,4 +96,25 @@ public struct InboxMessage: Codable, Hashable, Sendable {
     }
     /// When it may first be shown.
     public var visibleAt: Double { max(sentAt, unlockAt ?? sentAt) }
+
+    /// The instants a board takes as they are: 1970 to 2100, as the message API bounds `arriveAt`.
+    public static let instants: ClosedRange<Double> = 0...4_102_444_800
+
+    /// The message with every time a board waits on or counts with within bounds: its instants
+    /// within `instants`, `duration` within `durationRange`, a hold within 0–3600 s and a dwell
+    /// within 1–86,400 s (a schedule entry's own bounds). What a server or a state file says is
+    /// never taken as it is: an unlock instant of 1e308 stopped flapd at its wait (Swift's
+    /// `Duration` traps past some 10²⁰ s), and, kept in `inbox.json`, at every start after.
+    public var bounded: InboxMessage {
+        func clamp(_ x: Double, _ range: ClosedRange<Double>) -> Double { min(max(x, range.lowerBound), range.upperBound) }
+        var m = self
+        m.sentAt = clamp(sentAt, Self.instants)
+        m.unlockAt = unlockAt.map { clamp($0, Self.instants) }
+        m.expiry = expiry.map { clamp($0, Self.instants) }
+        m.arriveAt = arriveAt.map { clamp($0, Self.instants) }
+        m.duration = duration.map { clamp($0, Self.durationRange) }
+        m.holdSeconds = holdSeconds.map { clamp($0, 0...3600) }
+        m.dwellSeconds = dwellSeconds.map { clamp($0, 1...86_400) }
+        return m
+    }
 }

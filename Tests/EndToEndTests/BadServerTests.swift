@@ -132,6 +132,41 @@ import Glibc
         #expect(await second.waitForExit() == 0)
     }
 
+    /// A server's times past any a board can wait for — an unlock of 1e308, an arrival of 1e300
+    /// — are bounded (`InboxMessage.bounded`: 1970 to 2100): flapd died at its wait (`Duration`
+    /// traps past some 10²⁰ s) and, the message kept in `inbox.json`, at every start after. It
+    /// lives, the next message shows, and a restart on the same state shows it again.
+    @Test(.timeLimit(.minutes(3))) func timesNoBoardCanWaitForAreBounded() async throws {
+        var held = ScriptedAPI.message("h1", from: "alice", "far off")
+        held["unlockAt"] = 1e308
+        var arriving = ScriptedAPI.message("a1", from: "bob", "arrives late")
+        arriving["arriveAt"] = 1e300
+        let after = ScriptedAPI.new(ScriptedAPI.message("g1", from: "carol", "still flips"))
+        let api = ScriptedAPI(inbox: ScriptedAPI.inbox([held, arriving])) { _, _, frames, out in
+            frames.pongs = out
+            try await out.write(.text(after))
+            while try await frames.next() != nil {}
+        }
+        let port = try await api.start()
+        defer { api.stop() }
+        let (board, dir) = try Self.board(port: port, extra: """
+            zones:
+              - { rows: [0, 1], senders: [alice] }
+              - { rows: [2, 3], senders: [bob] }
+              - { rows: [4, 5], senders: [carol] }
+            """)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(await board.waitForFrame { $0[4].contains("STILL") }, "\(board.stdout.suffix(2000))\n\(board.stderr.suffix(3000))")
+        board.terminate()
+        #expect(await board.waitForExit() == 0, "\(board.stderr.suffix(3000))")
+        let again = try FlapdProcess(["run", "--config", dir + "/flapd.yaml", "--plain", "--no-sound", "--state-dir", dir])
+        defer { again.terminate() }
+        #expect(await again.waitForLog("inbox restored"), "\(again.stderr.suffix(3000))")
+        #expect(await eventually { api.scripted.withLock { $0 } >= 2 }, "\(again.stderr.suffix(3000))")
+        again.terminate()
+        #expect(await again.waitForExit() == 0, "\(again.stderr.suffix(3000))")
+    }
+
     /// A server that upgrades and then never answers `authenticate` is left after 3 pings'
     /// time (issue 18: the client waited for ever), and the next connection works.
     @Test(.timeLimit(.minutes(3))) func aServerThatNeverAuthenticatesIsLeft() async throws {

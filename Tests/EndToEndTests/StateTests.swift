@@ -190,3 +190,23 @@ extension StateTests {
         #expect(await flapd.waitForExit() == 0)
     }
 }
+
+extension StateTests {
+    /// An inbox kept with a held letter's unlock at 1e308 (a file flapd before `bounded` could
+    /// write from a server's message, or a hand's edit): flapd died at its wait at every start.
+    /// It starts, and flips the next message.
+    @Test func aSavedUnlockNoBoardCanWaitForIsBounded() async throws {
+        let dir = try scratchDirectory("flap-state")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let saved = #"{"displayed":[],"inbox":{"seen":{},"live":{},"beneath":{},"held":[{"id":"h","senderID":"alice","#
+            + #""senderName":"alice","content":"far off","contentType":"text","sentAt":1796493912,"unlockAt":1e308}]}}"#
+        try saved.write(toFile: dir + "/inbox.json", atomically: true, encoding: .utf8)
+        let flapd = try FlapdProcess(["demo", "--plain", "--no-sound", "--port", "0", "--state-dir", dir])
+        let port = try #require(await flapd.apiPort(), "\(flapd.stderr.suffix(2000))")
+        #expect(await flapd.waitForLog("held=1"), "\(flapd.stderr.suffix(2000))")
+        _ = try await post(#"{"text":"still flips"}"#, port: port)
+        #expect(await flapd.waitUntil { o, _ in frames(in: o).last?[2].contains("STILL FLIPS") == true })
+        flapd.terminate()
+        #expect(await flapd.waitForExit() == 0, "\(flapd.stderr.suffix(2000))")
+    }
+}

@@ -94,3 +94,27 @@ import Testing
         #expect(long.expiresAt == 1000 + 48 * 3600)
     }
 }
+
+/// What a server or a state file says of a message's times is bounded before a board waits on it.
+@Suite struct BoundedTimesTests {
+    @Test func everyTimeIsBroughtWithinWhatABoardCanWaitFor() throws {
+        let far = InboxMessage(id: "m", senderID: "s", senderName: "s", content: "x", sentAt: -1e308, unlockAt: 1e308,
+                               expiry: .infinity, arriveAt: 1e300, duration: 1e9, holdSeconds: -5, dwellSeconds: 1e12).bounded
+        #expect(far.sentAt == 0 && far.unlockAt == 4_102_444_800 && far.expiry == 4_102_444_800 && far.arriveAt == 4_102_444_800)
+        #expect(far.duration == 43_200 && far.holdSeconds == 0 && far.dwellSeconds == 86_400)
+        let plain = InboxMessage(id: "m", senderID: "s", senderName: "s", content: "x", sentAt: 1_800_000_000, unlockAt: 1_800_000_100)
+        #expect(plain.bounded == plain)
+    }
+
+    @Test func aServersMessageAndASavedInboxAreBounded() throws {
+        let api = APIMessage(id: "m", senderID: "s", senderUsername: "s", content: "x", contentType: .text, timestamp: 1e308,
+                             unlockAt: 1e308, arriveAt: -1e300)
+        let m = api.inboxMessage
+        #expect(m.sentAt == 4_102_444_800 && m.unlockAt == 4_102_444_800 && m.arriveAt == 0)
+        let saved = #"{"live":{"s":{"id":"l","senderID":"s","senderName":"s","content":"x","contentType":"text","sentAt":1e308}},"#
+            + #""held":[{"id":"h","senderID":"t","senderName":"t","content":"y","contentType":"text","sentAt":1,"unlockAt":1e308}],"seen":{}}"#
+        let inbox = try JSONDecoder().decode(Inbox.self, from: Data(saved.utf8))
+        #expect(inbox.live["s"]?.sentAt == 4_102_444_800)
+        #expect(inbox.held.first?.unlockAt == 4_102_444_800)
+    }
+}
