@@ -217,7 +217,7 @@ let package = Package(
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
             name: "flapfuzz",
-            dependencies: ["FlapMessages", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial"]
+            dependencies: ["FlapMessages", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial", "FlapClock"]
         ),
         .executableTarget(
             name: "flapbench",

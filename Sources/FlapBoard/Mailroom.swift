@@ -396,7 +396,7 @@ public final class Mailroom: Sendable {
     /// The style the newest message of a board asks for (over the board's own), and its landing
     /// instant while that lies ahead: its `arriveAt`, or the unlock instant of a held letter (shown
     /// early by `lead`); nil when it asks for neither.
-    static func style(of message: InboxMessage, on board: BoardConfig, now: Double) -> TransitionStyle? {
+    package static func style(of message: InboxMessage, on board: BoardConfig, now: Double) -> TransitionStyle? {
         let land = message.arriveAt ?? message.unlockAt
         guard message.transition != nil || land.map({ $0 > now }) == true else { return nil }
         var style = (try? (message.transition ?? TransitionFields()).style(over: board.transition)) ?? board.transition

@@ -7,13 +7,17 @@ import Foundation
 /// deeper than 512, and these files are read at every start, so one such file (a disk's damage, a
 /// hand's edit, a restored backup) stopped flapd at every restart and froze the board. A file
 /// refused here is an error that names it and what is wrong, and flapd starts without it.
-enum StateFile {
+package enum StateFile {
     /// Deep enough for any file flapd writes (6 levels at most), far below the decoder's trap;
     /// the sizes are left to the files' own bounds (an inbox has no byte limit of its own).
     static let limits = JSONLimits(maxBytes: 1 << 30, maxDepth: 64, maxValues: .max, maxNumberBytes: 64)
 
     static func read<T: Decodable>(_ type: T.Type, from file: String) throws -> T {
-        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        try decode(type, from: Data(contentsOf: URL(fileURLWithPath: file)), file: file)
+    }
+
+    /// What `read` makes of `data`, the contents of `file`.
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String) throws -> T {
         do { try StrictJSON.check(Array(data), limits: limits) } catch {
             throw StateError(path: file, reason: "not JSON within the limits: \(error)")
         }

@@ -21,14 +21,16 @@ public final class Doorbell: Sendable {
     /// past some 10²⁰, and a waiter wakes, looks again and waits anew.
     public static let longest: Double = 1e9
 
-    /// Waits for a ring, at most `seconds` (nil: no limit; at most `longest`; NaN: none).
+    /// The wait `seconds` asks for: 0 to `longest` (NaN: 0).
+    public static func duration(_ seconds: Double) -> Duration {
+        .seconds(seconds.isNaN ? 0 : min(max(0, seconds), longest))
+    }
+
+    /// Waits for a ring, at most `seconds` (nil: no limit; at most `longest`).
     public func wait(seconds: Double?) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.rung() }
-            if let seconds {
-                let bounded = seconds.isNaN ? 0 : min(max(0, seconds), Self.longest)
-                group.addTask { try? await Task.sleep(for: .seconds(bounded)) }
-            }
+            if let seconds { group.addTask { try? await Task.sleep(for: Self.duration(seconds)) } }
             await group.next()
             group.cancelAll()
         }

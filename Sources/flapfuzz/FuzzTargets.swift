@@ -1,3 +1,4 @@
+import FlapClock
 import FlapConfig
 import FlapCore
 import FlapHubInput
@@ -80,6 +81,12 @@ enum FuzzTargets {
                 let part = Composer().compose(m.inboxMessage, in: zone, mapper: mapper)
                 precondition(part.frame.rows == zone.rows.count && part.frame.cols == zone.cols.count, "a composed part not the zone's size")
             }
+            boardWaits(on: [m.inboxMessage])
+        },
+        // flapd's inbox.json, read at every start: what a board then does with its messages' times.
+        "inbox-file": { bytes in
+            guard let saved = try? StateFile.decode(InboxStore.Saved.self, from: Data(bytes), file: "inbox.json") else { return }
+            boardWaits(on: Array(saved.inbox.live.values) + Array(saved.inbox.beneath.values) + saved.inbox.held)
         },
         // flaphub: a POST /api/v1/messages body, and a WebSocket frame from a board.
         "hub-send": { bytes in
@@ -125,4 +132,21 @@ enum FuzzTargets {
             _ = try? Flapbus.decode(COBS.encode(bytes + CRC32.littleEndian(bytes)))
         },
     ]
+}
+
+/// The board `boardWaits` plans on: the embedded default's.
+let fuzzBoard = try! ConfigLoader.parse("boards: [{ id: wall }]").boards[0]
+
+/// What a board does with messages' times, whatever they say: takes them into an inbox, waits
+/// for its next change, plans each one's landing — none of it may trap (an unlock of 1e308 once
+/// stopped flapd at its wait, and an arrival of 1e300 at its plan).
+func boardWaits(on messages: [InboxMessage]) {
+    let now = 1_800_000_000.0
+    var inbox = Inbox()
+    for m in messages.prefix(64) {
+        _ = inbox.receive(m, now: now)
+        _ = Mailroom.style(of: m, on: fuzzBoard, now: now)
+    }
+    _ = inbox.advance(now: now)
+    if let next = inbox.nextChange { _ = Doorbell.duration(next - now + 0.001) }
 }
