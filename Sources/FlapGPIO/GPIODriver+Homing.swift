@@ -34,7 +34,7 @@ extension GPIODriver {
         defer { lock.unlock() }
         self.sensors = sensors.inputs
         sensorsActiveLow = sensors.activeLow
-        offsets = sensors.offsets
+        offsets = onTurn(sensors.offsets)
         homingGroups = sensors.powerGroups
         homes = target.indices.map { _ in
             HomeTracker(stepsPerRevolution: geometry.stepsPerRevolution, flaps: geometry.flaps, maxFailures: sensors.maxFailures)
@@ -44,8 +44,16 @@ extension GPIODriver {
     /// Sets every module's steps from its magnet to flap 0 (used from the next homing on).
     public func setOffsets(_ offsets: [Int]) {
         lock.lock()
-        if offsets.count == target.count { self.offsets = offsets }
+        if offsets.count == target.count { self.offsets = onTurn(offsets) }
         lock.unlock()
+    }
+
+    /// Offsets as steps within one turn (0 …< steps a revolution), as `mark` saves them: a
+    /// `calibration.json` is read as it is found, and an offset of 10¹² made a homing plan of
+    /// 10¹² steps (Int.max overflowed, on the step thread) — the same place on the drum, taken so.
+    func onTurn(_ offsets: [Int]) -> [Int] {
+        let turn = geometry.stepsPerRevolution
+        return offsets.map { ($0 % turn + turn) % turn }
     }
 
     public var moduleCount: Int { target.count }

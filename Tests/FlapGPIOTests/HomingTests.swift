@@ -42,6 +42,18 @@ import TestWaits
         #expect(drum.position == 57 + 60 && driver.health?.first?.state == .normal && driver.health?.first?.failures == 0)
     }
 
+    /// An offset as a hand may write it in `calibration.json` — a turn and more off, below zero,
+    /// Int.max — is the same place on the drum: homing ends where offset 5 ends (Int.max is 7
+    /// steps on a turn of 40), not after 10¹² steps or an overflow on the step thread.
+    @Test(arguments: [5 + 40 * 1_000_000_000_000, 5 - 40 * 3, Int.max])
+    func anOffsetPastATurnIsThePlaceOnTheDrum(offset: Int) async {
+        let drum = SimulatedDrum(steps: 40, magnet: 0, position: 17)
+        let driver = await homedDriver(drum, offset: offset, target: 3)
+        defer { driver.stop() }
+        let onTurn = offset == Int.max ? 7 : 5
+        #expect(drum.position == 40 + onTurn + 12 && driver.stats.steps == 23 + onTurn + 12)
+    }
+
     /// Issue 35: a drum that lost a step meets its magnet a step late at its next pass; the
     /// driver makes it good at once (one step more), so the module still lands on its flap, and
     /// the error is kept for diagnostics.
