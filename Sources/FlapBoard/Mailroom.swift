@@ -115,7 +115,7 @@ public final class Mailroom: Sendable {
             logger.info("inbox restored", metadata: ["senders": "\(saved.inbox.live.count)", "held": "\(saved.inbox.held.count)"])
             reportAgain(saved)
         } catch {
-            logger.error("cannot read the saved inbox \(store.file): \(error); starting empty")
+            logger.error("cannot read the saved inbox: \(error); starting empty")
         }
         refreshOnDesk()
     }

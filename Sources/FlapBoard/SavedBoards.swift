@@ -36,7 +36,7 @@ public final class SavedBoards: Sendable {
             do {
                 let list = try StateFile.read([Saved].self, from: file)
                 for s in list.prefix(Self.maxCount) where Self.isName(s.name) { loaded[s.name] = s }
-            } catch { problem = "\(file): \(error)" }
+            } catch { problem = "\(error)" }
         }
         boards = Mutex(loaded)
         self.problem = problem

@@ -12,15 +12,18 @@ package enum StateFile {
     /// the sizes are left to the files' own bounds (an inbox has no byte limit of its own).
     static let limits = JSONLimits(maxBytes: 1 << 30, maxDepth: 64, maxValues: .max, maxNumberBytes: 64)
 
-    static func read<T: Decodable>(_ type: T.Type, from file: String) throws -> T {
-        try decode(type, from: Data(contentsOf: URL(fileURLWithPath: file)), file: file)
+    /// The file's contents as `type`; every failure a `StateError` that names the file.
+    static func read<T: Decodable>(_ type: T.Type, from file: String) throws(StateError) -> T {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch { throw StateError(path: file, reason: "\(error)") }
+        return try decode(type, from: data, file: file)
     }
 
     /// What `read` makes of `data`, the contents of `file`.
-    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String) throws(StateError) -> T {
         do { try StrictJSON.check(Array(data), limits: limits) } catch {
             throw StateError(path: file, reason: "not JSON within the limits: \(error)")
         }
-        return try JSONDecoder().decode(type, from: data)
+        do { return try JSONDecoder().decode(type, from: data) } catch { throw StateError(path: file, reason: "\(error)") }
     }
 }
