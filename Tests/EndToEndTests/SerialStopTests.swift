@@ -81,7 +81,7 @@ import TestWaits
 
     /// A 1 × 6 board on a scripted splitflap display, flapbus controller or Krone/Omega bus,
     /// 200 ms flips, columns 1 s apart, and the targets its peer has received.
-    struct SelfMovingBoard {
+    struct SelfMovingBoard: Sendable {
         let bus: String
         let display: ScriptedDisplay?
         let controller: ScriptedController?
@@ -130,14 +130,25 @@ import TestWaits
         }
 
         /// `flapd run` on the board with `stateDir`: once every module has been sent blank,
-        /// "ZZZZZZ" ('Z' is 26 flips from blank on both drums: over 5 s for every module),
-        /// returned once the first module's target has gone out.
-        func runSendingZ(stateDir: String) async throws -> FlapdProcess {
+        /// "ZZZZZZ" ('Z' is 26 flips from blank on both drums: over 5 s for every module), and
+        /// `act` on flapd (a stop, a kill) once the first module's target has gone out — the
+        /// post, the wait and the act at once on a thread of their own: a test task resumed after
+        /// an `await` can wait seconds for a pool thread in a whole test run (CI of 6cec70d: in
+        /// three attempts each, omega's and splitflap's kill came after the last target, 5 s on).
+        func runSendingZ(stateDir: String, then act: @escaping @Sendable (FlapdProcess) -> Void) async throws -> FlapdProcess {
             let flapd = try FlapdProcess(["run", "--config", config, "--plain", "--no-sound", "--state-dir", stateDir])
             let port = try #require(await flapd.apiPort(), "\(flapd.stderr)")
             #expect(await eventually { sent().last == Array(repeating: 0, count: 6) }, "\(sent())\n\(flapd.stderr)")
-            #expect(try await http("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8)).status == 201)
-            #expect(await eventually { sent().last?.first == 26 }, "\(sent())\n\(flapd.stderr)")
+            let board = self
+            let (status, begun) = await offPool {
+                let answer = blockingHTTP("POST", port: port, body: Data(#"{"text":"ZZZZZZ"}"#.utf8))
+                guard answer.status == 201 else { return (answer.status, false) }
+                let begun = poll { board.sent().last?.first == 26 }
+                act(flapd)
+                return (answer.status, begun)
+            }
+            #expect(status == 201)
+            #expect(begun, "\(sent())\n\(flapd.stderr)")
             return flapd
         }
 
@@ -187,8 +198,7 @@ import TestWaits
             defer { board.close() }
             let dir = try scratchDirectory("flap-\(bus)-stop")
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let flapd = try await board.runSendingZ(stateDir: dir)
-            flapd.terminate()
+            let flapd = try await board.runSendingZ(stateDir: dir) { $0.terminate() }
             #expect(await flapd.waitForExit() == 0, "\(flapd.stderr)")
             #expect(await board.caughtUp())
             let last = try #require(board.sent().last)
@@ -209,11 +219,10 @@ import TestWaits
             defer { board.close() }
             let dir = try scratchDirectory("flap-\(bus)-kill")
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let first = try await board.runSendingZ(stateDir: dir)
-            // The message is kept (the state file holds the target) before the kill.
-            #expect(await eventually { savedPositions(dir, "target") == Array(repeating: 26, count: 6) }, "\(first.stderr)")
-            kill(first.pid, SIGKILL)
+            let first = try await board.runSendingZ(stateDir: dir) { kill($0.pid, SIGKILL) }
             _ = await first.waitForExit()
+            // The message was kept (the state file holds the target) before it was answered.
+            #expect(savedPositions(dir, "target") == Array(repeating: 26, count: 6), "\(first.stderr)")
             #expect(await board.caughtUp())
             let before = board.sent()
             let last = try #require(before.last)
