@@ -47,8 +47,7 @@ public struct SelfTestReport: Codable, Sendable, Equatable {
     /// Reads what `GET /selftest` answered — from whatever listens on the port, so checked as
     /// strict JSON within `limits` first (Foundation's decoder traps on a document 513 deep).
     public static func decode(_ data: Data) throws -> SelfTestReport {
-        try StrictJSON.check(Array(data), limits: limits)
-        return try JSONDecoder().decode(SelfTestReport.self, from: data)
+        try JSONDecoder().decode(SelfTestReport.self, from: data, checkedWithin: limits)
     }
 }
 

@@ -222,9 +222,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// Reads what `json()` wrote — an answer from whatever listens on the port, so checked as
     /// strict JSON within `limits` before the decoder sees it.
     public static func decode(_ data: Data) throws -> StatusReport {
-        try StrictJSON.check(Array(data), limits: limits)
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try decoder.decode(StatusReport.self, from: data)
+        return try decoder.decode(StatusReport.self, from: data, checkedWithin: limits)
     }
 }
