@@ -1,3 +1,4 @@
+import FlapInput
 import Foundation
 
 /// Each GPIO module's offset — the steps from its magnet to flap 0 — kept in the state
@@ -6,12 +7,29 @@ import Foundation
 public enum Calibration {
     public static func path(_ directory: String) -> String { directory + "/calibration.json" }
 
+    /// What the file may hold: 4 MiB (a board of 8,192 modules takes some 100 KiB), 8 deep (it
+    /// is 3). It is read at every start of a board with home sensors, whoever wrote it, so it is
+    /// never read past its limit and is checked as strict JSON before Foundation's parser sees it.
+    public static let limits = JSONLimits(maxBytes: 4 << 20, maxDepth: 8, maxValues: 1 << 20)
+
     /// The offsets of every board in the file (none when it is missing).
     public static func load(_ directory: String) throws -> [String: [Int]] {
-        guard let data = FileManager.default.contents(atPath: path(directory)) else { return [:] }
-        guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let bytes: [UInt8]
+        do { bytes = try BoundedFile.read(path(directory), maxBytes: limits.maxBytes) } catch {
+            if case .missing = error { return [:] }
+            throw CalibrationError("\(error)")
+        }
+        return try parse(bytes, file: path(directory))
+    }
+
+    /// What `load` makes of the bytes of `file`.
+    public static func parse(_ bytes: [UInt8], file: String) throws -> [String: [Int]] {
+        do throws(JSONInputError) { try StrictJSON.check(bytes, limits: limits) } catch {
+            throw CalibrationError("\(file): not JSON within the limits: \(error)")
+        }
+        guard let root = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
               let boards = root["boards"] as? [String: [Int]] else {
-            throw CalibrationError("\(path(directory)) is not {\"boards\": {\"<board id>\": [offsets]}}")
+            throw CalibrationError("\(file) is not {\"boards\": {\"<board id>\": [offsets]}}")
         }
         return boards
     }

@@ -400,7 +400,8 @@ public final class Mailroom: Sendable {
         let land = message.arriveAt ?? message.unlockAt
         guard message.transition != nil || land.map({ $0 > now }) == true else { return nil }
         var style = (try? (message.transition ?? TransitionFields()).style(over: board.transition)) ?? board.transition
-        if let at = land, at > now { style.arrival = .at(Int64(((at - now) * 1e9).rounded())) }
+        // At most 2100's distance (`InboxMessage.instants`), whatever door the message came in by.
+        if let at = land, at > now { style.arrival = .at(Int64((min(at - now, InboxMessage.instants.upperBound) * 1e9).rounded())) }
         return style
     }
 

@@ -34,12 +34,19 @@ public final class SavedBoards: Sendable {
         var loaded: [String: Saved] = [:], problem: String?
         if let file, FileManager.default.fileExists(atPath: file) {
             do {
-                let list = try StateFile.read([Saved].self, from: file)
-                for s in list.prefix(Self.maxCount) where Self.isName(s.name) { loaded[s.name] = s }
+                loaded = Self.kept(try StateFile.read([Saved].self, from: file))
             } catch { problem = "\(error)" }
         }
         boards = Mutex(loaded)
         self.problem = problem
+    }
+
+    /// What is kept of a file's list: the first `maxCount` of good names and at most `maxCodes`
+    /// codes (what `save` would have taken).
+    package static func kept(_ list: [Saved]) -> [String: Saved] {
+        var kept: [String: Saved] = [:]
+        for s in list where kept.count < maxCount && isName(s.name) && s.codes.joined().count <= maxCodes { kept[s.name] = s }
+        return kept
     }
 
     /// Why the saved file could not be read at start, if it could not.

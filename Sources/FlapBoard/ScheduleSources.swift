@@ -44,7 +44,7 @@ public final class ScheduleSources: Sendable {
         var kept: [String: Kept] = [:]
         for c in configs {
             var k = Kept()
-            if let folder, let (bytes, at) = Self.cached(folder + "/" + c.id) {
+            if let folder, let (bytes, at) = Self.cached(folder + "/" + c.id, maxBytes: c.maxBytes) {
                 if case .success(let v) = Self.read(bytes, as: c) { (k.value, k.fetched) = (v, at) }
             }
             kept[c.id] = k
@@ -57,10 +57,9 @@ public final class ScheduleSources: Sendable {
         guard let c = configs.first(where: { $0.id == id }) else {
             throw BoundedFetch.Problem("no source '\(id.prefix(40))' in the config (sources: \(configs.map(\.id).joined(separator: ", ")))")
         }
-        guard let data = FileManager.default.contents(atPath: file), data.count <= c.maxBytes else {
-            throw BoundedFetch.Problem("cannot read \(file) (or it is larger than \(c.maxBytes / 1024) KiB)")
-        }
-        switch Self.read(Array(data), as: c) {
+        let bytes: [UInt8]
+        do { bytes = try BoundedFile.read(file, maxBytes: c.maxBytes) } catch { throw BoundedFetch.Problem("\(error)") }
+        switch Self.read(bytes, as: c) {
         case .success(let v): kept.withLock { $0[id] = Kept(value: v, fetched: now()) }
         case .failure(let p): throw p
         }
@@ -192,11 +191,12 @@ public final class ScheduleSources: Sendable {
         }
     }
 
-    /// A kept value: its bytes and when it came (the file's modification time).
-    static func cached(_ file: String) -> ([UInt8], Double)? {
+    /// A kept value: its bytes and when it came (the file's modification time); none when the
+    /// file holds more than its source may (it is not read past that).
+    static func cached(_ file: String, maxBytes: Int) -> ([UInt8], Double)? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-              let modified = attributes[.modificationDate] as? Date, let data = FileManager.default.contents(atPath: file) else { return nil }
-        return (Array(data), modified.timeIntervalSince1970)
+              let modified = attributes[.modificationDate] as? Date, let bytes = try? BoundedFile.read(file, maxBytes: maxBytes) else { return nil }
+        return (bytes, modified.timeIntervalSince1970)
     }
 
     private func save(_ bytes: [UInt8], to folder: String, id: String, at t: Double) {

@@ -9,14 +9,17 @@ import Foundation
 /// refused here is an error that names it and what is wrong, and flapd starts without it.
 package enum StateFile {
     /// Deep enough for any file flapd writes (6 levels at most), far below the decoder's trap;
-    /// the sizes are left to the files' own bounds (an inbox has no byte limit of its own).
-    static let limits = JSONLimits(maxBytes: 1 << 30, maxDepth: 64, maxValues: .max, maxNumberBytes: 64)
+    /// 64 MiB, eight times the most a catch-up of the message API answers (a file is never read
+    /// past that: a sparse file of 100 GiB once asked for 100 GiB of memory at start).
+    static let limits = JSONLimits(maxBytes: 64 << 20, maxDepth: 64, maxValues: .max, maxNumberBytes: 64)
 
     /// The file's contents as `type`; every failure a `StateError` that names the file.
     static func read<T: Decodable>(_ type: T.Type, from file: String) throws(StateError) -> T {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch { throw StateError(path: file, reason: "\(error)") }
-        return try decode(type, from: data, file: file)
+        let bytes: [UInt8]
+        do { bytes = try BoundedFile.read(file, maxBytes: limits.maxBytes) } catch {
+            throw StateError(path: file, reason: error.reason)
+        }
+        return try decode(type, from: Data(bytes), file: file)
     }
 
     /// What `read` makes of `data`, the contents of `file`.

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FlapInput
 import Foundation
 import NIOCore
 
@@ -44,11 +45,10 @@ public enum BoundedFetch {
         return bytes
     }
 
-    private static func read(_ path: String, maxBytes: Int) throws -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw Problem("cannot read the file \(path)") }
-        defer { try? handle.close() }
-        let data = try handle.read(upToCount: maxBytes + 1) ?? Data()
-        guard data.count <= maxBytes else { throw Problem("the file \(path) is larger than \(maxBytes / 1024) KiB") }
-        return Array(data)
+    private static func read(_ path: String, maxBytes: Int) throws(Problem) -> [UInt8] {
+        do { return try BoundedFile.read(path, maxBytes: maxBytes) } catch {
+            if case .tooLarge = error { throw Problem("the file \(path) is larger than \(maxBytes / 1024) KiB") }
+            throw Problem("cannot read the file \(error)")
+        }
     }
 }

@@ -111,6 +111,21 @@ import Testing
         #expect(Set(saved.live.values.map(\.id)) == Set((0..<8).map { "m\($0)-9" }))
     }
 
+    /// A message's landing plan never traps on its times, whichever door it came in by: the API's
+    /// and the inbox file's bound them, but a message built another way is planned too (an
+    /// arrival of 1e300 trapped in the plan's conversion to Int64 nanoseconds).
+    @Test func aLandingFarAheadIsPlannedWithin2100() throws {
+        let board = try ConfigLoader.parse("boards: [{ id: wall }]").boards[0]
+        let now = 1_800_000_000.0
+        for far in [1e300, .infinity, 1e19] {
+            let m = InboxMessage(id: "m", senderID: "s", senderName: "s", content: "x", sentAt: now, arriveAt: far)
+            let style = try #require(Mailroom.style(of: m, on: board, now: now))
+            #expect(style.arrival == .at(4_102_444_800_000_000_000), "\(far)")
+        }
+        let near = InboxMessage(id: "m", senderID: "s", senderName: "s", content: "x", sentAt: now, arriveAt: now + 2.5)
+        #expect(Mailroom.style(of: near, on: board, now: now)?.arrival == .at(2_500_000_000))
+    }
+
     /// Issue 13, bug 3: a sender no zone takes got `message shown` logged for each of its
     /// messages, which were not. It now says where the message went: nowhere.
     @Test func aSenderInNoZoneIsNotLoggedAsShown() async throws {

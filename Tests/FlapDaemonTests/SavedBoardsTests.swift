@@ -56,6 +56,20 @@ import Testing
         #expect(SavedBoards(folder: dir).names == ["fresh"])
     }
 
+    /// A file written by hand (or by another program) is held to what a save takes: a board
+    /// past 4,096 codes, a bad name, past 32 boards — each left out, the rest read.
+    @Test func aFileIsReadWithinWhatASaveTakes() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let good = (0..<40).map { #"{"name":"g\#($0)","savedAt":1,"codes":[[1]]}"# }
+        let bad = [#"{"name":"huge","savedAt":1,"codes":[[\#(Array(repeating: "0", count: 4097).joined(separator: ","))]]}"#,
+                   #"{"name":"a/b","savedAt":1,"codes":[[1]]}"#]
+        try "[\((bad + good).joined(separator: ","))]".write(toFile: dir + "/saved-boards.json", atomically: true, encoding: .utf8)
+        let saved = SavedBoards(folder: dir)
+        #expect(saved.problem == nil)
+        #expect(saved.names == (0..<32).map { "g\($0)" }.sorted(), "\(saved.names)")
+    }
+
     func handler(_ saved: SavedBoards) throws -> (@Sendable (LocalHTTPServer.Request) async -> LocalHTTPServer.Response, Wall) {
         let config = try ConfigLoader.parse("")
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
