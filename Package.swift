@@ -217,7 +217,10 @@ let package = Package(
         // The parsers of every door under libFuzzer (`./fuzz`), or replaying a corpus.
         .executableTarget(
             name: "flapfuzz",
-            dependencies: ["FlapMessages", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial", "FlapClock"]
+            dependencies: [
+                "FlapMessages", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapHubInput", "FlapCore", "FlapInput", "FlapNet", "FlapSerial", "FlapClock",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "flapbench",

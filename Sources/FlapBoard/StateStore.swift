@@ -20,9 +20,10 @@ public struct StateStore: Sendable {
         public var target: [Int]
     }
 
-    struct Document: Codable {
-        var version = 1
-        var boards: [BoardState]
+    /// What `boards.json` holds.
+    package struct Document: Codable {
+        package var version = 1
+        package var boards: [BoardState]
     }
 
     /// The saved boards, or none when there is no state yet. Throws on a file it cannot read.

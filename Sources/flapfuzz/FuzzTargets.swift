@@ -10,6 +10,7 @@ import FlapNet
 import FlapSerial
 import FlapBoard
 import Foundation
+import Logging
 
 /// Every parser of what reaches flapd and flaphub from outside, as a function of bytes that
 /// must return — never crash, never hang — whatever the bytes are.
@@ -69,8 +70,12 @@ enum FuzzTargets {
             guard let text = String(validating: bytes, as: UTF8.self) else { return }
             _ = try? ConfigLoader.parse(text)
         },
-        // A running flapd's /status answer, as `flapd status` reads it.
-        "status": { bytes in _ = try? StatusReport.decode(Data(bytes)) },
+        // A running flapd's /status and /selftest answers, as `flapd status` and `flapd selftest`
+        // read them (from whatever listens on the port).
+        "status": { bytes in
+            _ = try? StatusReport.decode(Data(bytes))
+            _ = try? SelfTestReport.decode(Data(bytes))
+        },
         // A frame from the message API, and a new message's content composed as flapd would —
         // on a whole board and on a zone with its sender's name: whatever a hub sends, text,
         // pattern or VBML, flapd's composer returns.
@@ -88,6 +93,24 @@ enum FuzzTargets {
             guard let saved = try? StateFile.decode(InboxStore.Saved.self, from: Data(bytes), file: "inbox.json") else { return }
             boardWaits(on: Array(saved.inbox.live.values) + Array(saved.inbox.beneath.values) + saved.inbox.held)
         },
+        // flapd's boards.json and saved-boards.json, read at every start: a board state taken
+        // back onto the board it fits (as the daemon restores it), a saved board's codes played
+        // back as the local API's message (as POST /saved/NAME does).
+        "state-files": { bytes in
+            if let state = try? StateFile.decode(StateStore.Document.self, from: Data(bytes), file: "boards.json") {
+                for s in state.boards where s.id == fuzzBoard.id && s.rows == fuzzBoard.rows && s.cols == fuzzBoard.cols {
+                    _ = fuzzWall.restore(board: 0, positions: s.positions, target: s.target)
+                }
+            }
+            if let list = try? StateFile.decode([SavedBoards.Saved].self, from: Data(bytes), file: "saved-boards.json") {
+                for s in SavedBoards.kept(list).values {
+                    precondition(SavedBoards.isName(s.name) && s.codes.joined().count <= SavedBoards.maxCodes, "a saved board save would refuse")
+                    if let body = try? JSONSerialization.data(withJSONObject: ["characters": s.codes]) { _ = LocalPost.parse(body) }
+                }
+            }
+        },
+        // flapd's calibration.json, read at every start of a board with home sensors.
+        "calibration-file": { bytes in _ = try? Calibration.parse(bytes, file: "calibration.json") },
         // flaphub: a POST /api/v1/messages body, and a WebSocket frame from a board.
         "hub-send": { bytes in
             guard let object = try? SendRequest.object(bytes) else { return }
@@ -134,8 +157,11 @@ enum FuzzTargets {
     ]
 }
 
-/// The board `boardWaits` plans on: the embedded default's.
-let fuzzBoard = try! ConfigLoader.parse("boards: [{ id: wall }]").boards[0]
+/// The board `boardWaits` plans on and `fuzzWall` holds: the embedded default's.
+let fuzzConfig = try! ConfigLoader.parse("boards: [{ id: wall }]")
+let fuzzBoard = fuzzConfig.boards[0]
+/// A wall of that board that never starts: what a saved state is taken back onto.
+let fuzzWall = Wall(config: fuzzConfig, drivers: [], logger: Logger(label: "flapfuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
 
 /// What a board does with messages' times, whatever they say: takes them into an inbox, waits
 /// for its next change, plans each one's landing — none of it may trap (an unlock of 1e308 once
