@@ -63,6 +63,9 @@ let package = Package(
         .target(name: "FlapMessages", dependencies: ["FlapCore", "FlapInput"]),
         // Checks of hostile input before any decoder sees it: strict JSON within limits.
         .target(name: "FlapInput"),
+        // The budget a YAML config is read within (size, nesting, aliases expanded), before Yams
+        // composes it: flapd's config and flaphub's.
+        .target(name: "FlapYAML", dependencies: [.product(name: "Yams", package: "Yams")]),
         // The front door of the project's HTTP servers: connection limits, a deadline for the
         // first request head, a clear answer to what the HTTP parser refuses.
         .target(name: "FlapDoor", dependencies: [
@@ -114,7 +117,7 @@ let package = Package(
         .target(
             name: "FlapHub",
             dependencies: [
-                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput", "CSQLite",
+                "FlapMessages", "FlapCore", "FlapInput", "FlapDoor", "FlapHubInput", "FlapYAML", "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -139,7 +142,7 @@ let package = Package(
         .target(
             name: "FlapConfig",
             dependencies: [
-                "FlapMessages", "FlapCore", "FlapWiring", "FlapClock", "FlapInput",
+                "FlapMessages", "FlapCore", "FlapWiring", "FlapClock", "FlapInput", "FlapYAML",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -254,7 +257,7 @@ let package = Package(
         .testTarget(name: "FlapTerminalTests", dependencies: ["FlapTerminal", "FlapCore"]),
         .testTarget(name: "FlapSoundTests", dependencies: ["FlapSound", "FlapWiring", "FlapTiming", "FlapClock", "FlapCore", "TestWaits"]),
         .testTarget(name: "FlapDaemonTests", dependencies: [
-            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal", "TestWaits",
+            "FlapMessages", "FlapDaemon", "FlapConfig", "FlapBoard", "FlapLocalAPI", "FlapMQTTBridge", "FlapClock", "FlapCore", "FlapGPIO", "FlapNet", "FlapSerial", "FlapTerminal", "FlapYAML", "TestWaits",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

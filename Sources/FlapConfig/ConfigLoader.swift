@@ -1,5 +1,6 @@
 import FlapWiring
 import FlapCore
+import FlapYAML
 import Foundation
 import Yams
 
@@ -19,7 +20,8 @@ public enum ConfigLoader {
         try? handle.close()
         let data = read
         guard data.count <= YAMLBudget.maxBytes else {
-            throw ConfigError(file: file, issues: [YAMLBudget.oversize(Array(data))])
+            let (message, line) = YAMLBudget.oversize(Array(data))
+            throw ConfigError(file: file, issues: [ConfigIssue(path: "", line: line, message: message)])
         }
         guard let text = String(validating: data, as: UTF8.self) else {
             let (line, column, byte) = firstNonUTF8(Array(data))

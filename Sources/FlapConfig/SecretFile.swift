@@ -1,3 +1,4 @@
+import FlapInput
 import Foundation
 
 /// Reads a secret from a file that only its owner may read.
@@ -17,8 +18,8 @@ enum SecretFile {
 
     static func read(_ path: String, node: ConfigNode, key: String) -> String? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let data = FileManager.default.contents(atPath: path) else {
-            node.issues.add(node.sub(key), node.value(key), "cannot read the file \(path)")
+              let data = try? BoundedFile.read(path, maxBytes: 64 << 10) else {
+            node.issues.add(node.sub(key), node.value(key), "cannot read the file \(path) (or it is larger than 64 KiB)")
             return nil
         }
         let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0

@@ -1,4 +1,6 @@
 import FlapHubInput
+import FlapInput
+import FlapYAML
 import Foundation
 import Logging
 import Yams
@@ -19,9 +21,17 @@ public struct HubConfig: Sendable, Equatable {
 
     public init() {}
 
-    /// Reads a config file; every problem is named with its key and line.
+    /// Reads a config file; every problem is named with its key and line. The file is read
+    /// within flapd's config's budget (`YAMLBudget`: 1 MiB, 32 levels, 100,000 nodes with its
+    /// aliases expanded) before Yams composes it: a dozen lines of aliases used as mapping keys
+    /// kept flaphub from starting for hours.
     public static func load(file: String) throws -> HubConfig {
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw HubError(1, "\(file): cannot read the file") }
+        let bytes: [UInt8]
+        do { bytes = try BoundedFile.read(file, maxBytes: YAMLBudget.maxBytes) } catch {
+            throw HubError(1, "\(file): cannot read the file: \(error.reason)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw HubError(1, "\(file): not UTF-8") }
+        if let (message, line) = YAMLBudget.problem(text) { throw HubError(1, "\(file): \(message)\(line.map { " (line \($0))" } ?? "")") }
         let root: Node?
         do { root = try Yams.compose(yaml: text) } catch { throw HubError(1, "\(file): not valid YAML: \(error)") }
         var config = HubConfig()
@@ -88,8 +98,8 @@ extension HubConfig {
         if let file = passwordFile {
             let attributes = try? FileManager.default.attributesOfItem(atPath: file)
             guard let mode = (attributes?[.posixPermissions] as? NSNumber)?.intValue,
-                  let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw HubError(1, "database_password_file: cannot read \(file)")
+                  let bytes = try? BoundedFile.read(file, maxBytes: 64 << 10), let text = String(validating: bytes, as: UTF8.self) else {
+                throw HubError(1, "database_password_file: cannot read \(file) (or it is not UTF-8 within 64 KiB)")
             }
             guard mode & 0o077 == 0 else {
                 throw HubError(1, "database_password_file: \(file) is readable by others (mode \(String(mode, radix: 8))); chmod 600 it")

@@ -1,4 +1,5 @@
 @testable import FlapConfig
+import FlapYAML
 import Foundation
 import Testing
 @testable import FlapDaemon

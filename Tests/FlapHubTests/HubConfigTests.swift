@@ -48,6 +48,22 @@ import Testing
         #expect(problem("ping_seconds: often\n").contains("ping_seconds: 'often' is outside 1…300"))
     }
 
+    /// The config is read within flapd's config's budget: a dozen lines of aliases used as
+    /// mapping keys kept flaphub from starting (the duplicate-key check compares them whole:
+    /// 10⁷ nodes took 3.7 s, 10⁹ would take hours); nesting, size and bytes that are not UTF-8.
+    @Test func aConfigMadeToHurtIsRefusedAtOnceByItsLimit() throws {
+        var bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+        for l in 1..<9 { bomb += "a\(l): &a\(l) [" + Array(repeating: "*a\(l - 1)", count: 10).joined(separator: ", ") + "]\n" }
+        bomb += "? *a8\n: boom\n? *a8\n: again\n"
+        #expect(problem(bomb).hasSuffix(": aliases expand to more than 100000 nodes (line 5)"), "\(problem(bomb))")
+        #expect(problem("port: " + String(repeating: "[", count: 40)).hasSuffix(": nested deeper than 32 levels (line 1)"))
+        #expect(problem(String(repeating: "# comment\n", count: 110_000)).hasSuffix(": cannot read the file: larger than 1048576 bytes"))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hub-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data([0x70, 0x6F, 0x72, 0x74, 0x3A, 0x20, 0xFF, 0x0A]).write(to: URL(fileURLWithPath: path))
+        #expect(throws: HubError.self) { try HubConfig.load(file: path) }
+    }
+
     @Test func thePasswordFileMustBePrivate() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pw-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: file) }

@@ -4,30 +4,30 @@ import CYaml
 /// expands every alias into a copy and compares mapping keys whole, so a few lines of nested
 /// aliases ("billion laughs", above all as mapping keys) would take exponential time and memory.
 /// Here an alias counts as many nodes as it expands to, so the work stays linear in what the
-/// budget allows.
-enum YAMLBudget {
+/// budget allows. flapd's config and flaphub's are read through it.
+public enum YAMLBudget {
     /// Largest config file.
-    static let maxBytes = 1 << 20
+    public static let maxBytes = 1 << 20
     /// Deepest nesting of mappings and lists.
-    static let maxDepth = 32
+    public static let maxDepth = 32
     /// Most nodes the document may hold with every alias expanded.
-    static let maxNodes = 100_000
+    public static let maxNodes = 100_000
 
     /// A file past `maxBytes`, named where it passes the limit: the line and column of its
     /// first byte beyond it (what an editor shows, to cut the file there).
-    static func oversize(_ bytes: [UInt8]) -> ConfigIssue {
+    public static func oversize(_ bytes: [UInt8]) -> (message: String, line: Int) {
         var line = 1, column = 1
         for b in bytes.prefix(maxBytes) {
             if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
         }
-        return ConfigIssue(path: "", line: line, message: "the file is larger than \(maxBytes / 1024) KiB (\(maxBytes) bytes): it passes the limit at column \(column)")
+        return ("the file is larger than \(maxBytes / 1024) KiB (\(maxBytes) bytes): it passes the limit at column \(column)", line)
     }
 
     /// The first limit the text exceeds, as a problem and its line (from 1); nil when within
     /// every limit or when libyaml cannot read it (composing then names the syntax error).
-    static func problem(_ text: String) -> (message: String, line: Int?)? {
+    public static func problem(_ text: String) -> (message: String, line: Int?)? {
         var bytes = Array(text.utf8)
-        guard bytes.count <= maxBytes else { let o = oversize(bytes); return (o.message, o.line) }
+        guard bytes.count <= maxBytes else { return oversize(bytes) }
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { return nil }
         defer { yaml_parser_delete(&parser) }
