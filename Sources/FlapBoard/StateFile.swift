@@ -24,9 +24,10 @@ package enum StateFile {
 
     /// What `read` makes of `data`, the contents of `file`.
     package static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String) throws(StateError) -> T {
-        do { try StrictJSON.check(Array(data), limits: limits) } catch {
+        do { return try JSONDecoder().decode(type, from: data, checkedWithin: limits) } catch let error as JSONInputError {
             throw StateError(path: file, reason: "not JSON within the limits: \(error)")
+        } catch {
+            throw StateError(path: file, reason: "\(error)")
         }
-        do { return try JSONDecoder().decode(type, from: data) } catch { throw StateError(path: file, reason: "\(error)") }
     }
 }

@@ -6,8 +6,9 @@ import Darwin
 
 /// Reads a file whoever wrote it, within a size limit: at most one byte past `maxBytes` is ever
 /// read, so a file of any size (a sparse file of 100 GiB, a device) costs no more than the limit.
-/// Every door that reads a file someone else may have written — a state file, a source's kept
-/// value, calibration offsets, a config — reads it through here.
+/// The state files, a source's kept value, calibration offsets, flaphub's config and the secret
+/// files are read through here (flapd's config reads its own first byte past the limit, to name
+/// the line where the file passes it).
 public enum BoundedFile {
     #if canImport(Glibc)
     private static let systemRead = Glibc.read
